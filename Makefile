@@ -1,0 +1,30 @@
+# The two commands the README promises: both set everything up on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench install clean
+
+# torch is installed first and pinned: a plain "torch" requirement with no torch present
+# can pull a CUDA build of several GB.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	GLOG_v=3 $(BIN)/recompat demo
+
+test: $(STAMP)
+	GLOG_v=3 $(BIN)/python -m pytest -n 2 -q
+
+bench: $(STAMP)
+	GLOG_v=3 $(BIN)/python bench/translate_bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

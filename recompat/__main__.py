@@ -1,0 +1,5 @@
+import sys
+
+from recompat.cli import main
+
+sys.exit(main())

@@ -1,0 +1,187 @@
+"""The `recompat` command: argument parsing and wiring only; the work is in recompat.translator.engine.
+
+Kept light on purpose: importing this module (and `recompat --help`) loads neither torch nor
+MindSpore nor the translator; `translate` loads only what translating needs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import recompat
+
+EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
+
+_MAIN_EPILOG = """\
+commands:
+  translate   rewrite activation checkpointing between PyTorch and MindSpore
+  demo        translate the embedded example project and show the result
+
+exit status: 0 done; 1 --check found changes; 2 a usage error, or a file that could
+not be processed (named on stderr with the reason, after all other files were done).
+
+examples:
+  recompat translate src/                      # report the call sites, write nothing
+  recompat translate src/ --diff               # show the rewrite as a unified diff
+  recompat translate src/ -o out/ms            # write a translated copy of the tree
+  recompat translate src/ --in-place           # rewrite the files where they are
+  recompat translate src/ --check -q           # CI: exit 1 if anything would change
+  recompat demo
+
+`recompat COMMAND --help` tells more.
+"""
+
+_TRANSLATE_EPILOG = """\
+modes (at most one; without one, recompat only reports the sites and writes nothing):
+  -o DIR        mirror every file of the tree into DIR: Python files translated where
+                there is something to change, every other file copied byte for byte
+  --in-place    rewrite the changed files where they are (atomically; files with
+                nothing to change are never touched)
+  --diff        print a unified diff (a/ b/ paths, as git) to stdout; write nothing
+  --check       write nothing; exit 1 if any file would change
+
+what is looked at: PATH may be files or folders (walked recursively); only *.py files are
+translated. Folders named .git, __pycache__, .venv, venv, node_modules and .tox are skipped,
+and so is anything matching an --exclude GLOB (matched against the path relative to the
+PATH given and against the file or folder name). A file that does not mention
+"checkpoint" (--to mindspore) or "recompute" (--to torch) is passed over unparsed.
+
+output: one line per site on stderr, `file:line:col: CODE [status] message` (hidden by -q),
+then a summary with the counts and the conversion rate; --json FILE writes all of it as JSON.
+
+examples:
+  recompat translate model.py --diff
+  recompat translate src/ -o build/mindspore --exclude 'tests/*' --exclude '*_pb2.py'
+  recompat translate src/ --in-place --style cell -j 0
+  recompat translate src/ --check -q --json recompat.json   # in CI
+"""
+
+_DEMO_EPILOG = """\
+The example project ships in the source tree (examples/). The demo mirrors it into
+out/demo/ (as `translate -o`), prints the unified diff to stdout and the summary to stderr.
+
+example:
+  recompat demo && diff -ru examples out/demo
+"""
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n}: give 1 or more processes, or 0 for one per CPU")
+    return n
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--to", choices=("mindspore", "torch"), default="mindspore",
+                   help="the framework to translate into (default: %(default)s; torch: not implemented yet)")
+    p.add_argument("--style", choices=("function", "cell"), default="function",
+                   help="function: mindspore.recompute(block, ...) at the call site; cell: mark a submodule "
+                        "that is only ever called under checkpoint with block.recompute() in __init__ and "
+                        "call it plainly (default: %(default)s)")
+    p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
+                   help="translate in N processes; 0: one per CPU (default: 1)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no per-site lines; errors and the summary are still printed")
+    p.add_argument("--json", dest="json_path", metavar="FILE",
+                   help="also write every site, diagnostic, error and the summary as JSON to FILE ('-': stdout)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="recompat", formatter_class=fmt, epilog=_MAIN_EPILOG,
+        description="Move activation checkpointing between PyTorch and MindSpore, and prove the move.")
+    parser.add_argument("--version", action="version", version=f"recompat {recompat.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    t = sub.add_parser(
+        "translate", formatter_class=fmt, epilog=_TRANSLATE_EPILOG,
+        help="rewrite activation checkpointing between PyTorch and MindSpore",
+        description="Rewrite activation checkpointing call sites (torch.utils.checkpoint and friends) "
+                    "into MindSpore's recompute form.")
+    t.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to translate")
+    mode = t.add_mutually_exclusive_group()
+    mode.add_argument("-o", "--output", metavar="DIR",
+                      help="mirror the tree into DIR, translated (unchanged and non-Python files copied)")
+    mode.add_argument("--in-place", action="store_true", help="rewrite the changed files where they are")
+    mode.add_argument("--diff", action="store_true", help="print a unified diff to stdout; write nothing")
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
+    _add_common(t)
+    t.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="skip files and folders matching GLOB (fnmatch, against the relative path and the "
+                        "name; repeatable)")
+
+    d = sub.add_parser(
+        "demo", formatter_class=fmt, epilog=_DEMO_EPILOG,
+        help="translate the embedded example project and show the diff and the summary",
+        description="Translate the example project (examples/) into out/demo/ and show what changed.")
+    d.add_argument("-o", "--output", metavar="DIR", help="where to write the translated copy (default: <repo>/out/demo)")
+    _add_common(d)
+    return parser
+
+
+def _error(message: str) -> int:
+    print(f"recompat: error: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _run(opts) -> int:
+    from recompat.translator import engine
+
+    try:
+        return engine.run(opts).exit_code
+    except engine.UsageError as exc:
+        return _error(str(exc))
+
+
+def _translate(args) -> int:
+    from recompat.translator.engine import Options
+
+    return _run(Options(paths=args.paths, to=args.to, style=args.style, output=args.output,
+                        in_place=args.in_place, diff=args.diff, check=args.check, json_path=args.json_path,
+                        jobs=args.jobs, exclude=args.exclude, quiet=args.quiet))
+
+
+def examples_dir() -> Path:
+    return Path(recompat.__file__).resolve().parent.parent / "examples"
+
+
+def _demo(args) -> int:
+    from recompat.translator.engine import Options
+
+    src = examples_dir()
+    if not src.is_dir() or not any(src.rglob("*.py")):
+        return _error(f"{src}: the example project is missing — the demo runs from a source checkout of recompat "
+                      "(git clone, then `make demo`)")
+    dest = Path(args.output) if args.output else src.parent / "out" / "demo"
+    rel = os.path.relpath(src)
+    code = _run(Options(paths=[rel if not rel.startswith("..") else str(src)], to=args.to, style=args.style,
+                        output=str(dest), diff=True, json_path=args.json_path, jobs=args.jobs, quiet=args.quiet))
+    if code != EXIT_ERROR or dest.is_dir():
+        print(f"recompat: the translated project is in {dest}/ — compare: diff -ru {src} {dest}", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        if args.command == "translate":
+            return _translate(args)
+        return _demo(args)
+    except KeyboardInterrupt:
+        print("recompat: interrupted; files already written are complete, the rest untouched", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Part of recompat; filled in by later issues."""

@@ -1,0 +1,62 @@
+"""The source translator: finds checkpoint/recompute sites and rewrites them into the other framework.
+
+A text job: nothing here imports torch or MindSpore.
+"""
+from __future__ import annotations
+
+import ast
+
+from recompat import mappings as _mappings
+from recompat.translator.model import Diagnostic, FileResult, Site, TranslateError
+from recompat.translator.source import Source
+
+DIRECTIONS = ("mindspore", "torch")
+STYLES = ("function", "cell")
+
+# A file whose bytes lack this word has no site to rewrite: it is passed over unparsed.
+TRIGGERS = {"mindspore": b"checkpoint", "torch": b"recompute"}
+
+__all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateError", "DIRECTIONS", "STYLES", "TRIGGERS"]
+
+
+def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function") -> FileResult:
+    """Translate one file's bytes. Pure: no I/O. Raises TranslateError for a file it cannot read."""
+    if to not in DIRECTIONS:
+        raise ValueError(f"unknown target {to!r}: choose one of {', '.join(DIRECTIONS)}")
+    if style not in STYLES:
+        raise ValueError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
+    if to == "torch":
+        raise NotImplementedError("translation to torch is not implemented yet (issue: MindSpore -> torch)")
+    result = FileResult(path)
+    if TRIGGERS[to] not in data:
+        return result
+    src = Source(data, path)
+    tree = src.parse()
+    from recompat.translator.torch_to_mindspore import TorchToMindSpore, settle_imports
+
+    m = _mappings.default()
+    tx = TorchToMindSpore(src, tree, m, style=style)
+    result.sites = tx.run()
+    if not src.edited:
+        return result
+    stage1 = src.result()
+    # Stage 2 works on the rewritten text: re-parsing it also proves stage 1 produced valid Python.
+    src2 = Source(src.encode(stage1), path)
+    tree2 = _parse_own_output(src2, path)
+    settle_imports(src2, tree2, m, tx.ms, tx.ms_used, tx.support)
+    text = src2.result()
+    _parse_own_output(Source(src.encode(text), path), path)
+    new_data = src.encode(text)
+    if new_data != data:
+        result.changed, result.new_data = True, new_data
+    return result
+
+
+def _parse_own_output(src: Source, path: str) -> ast.Module:
+    try:
+        return ast.parse(src.text, filename=path)
+    except SyntaxError as exc:  # a translator bug: never write such output
+        raise TranslateError(
+            f"{path}: recompat produced invalid Python at line {exc.lineno} ({exc.msg}); the file was left "
+            f"unchanged: please report this with the file"
+        ) from None

@@ -1,0 +1,638 @@
+"""The run over paths: collect files, translate each, write or report, summarise.
+
+``translate_bytes`` (the per-file core) is a pure function; everything with side effects lives
+here: walking the trees, reading, the process pool, atomic writes, diffs, the summary and the
+JSON report. The CLI (``recompat.cli``) only parses arguments into :class:`Options` and calls
+:func:`run`.
+
+Stable order: files are processed and reported in sorted path order whatever ``jobs`` is, so a
+``-j 1`` and a ``-j 8`` run print and write the same thing.
+"""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import io
+import json
+import os
+import stat
+import sys
+import tempfile
+import time
+import tokenize
+from dataclasses import asdict, dataclass, field
+from typing import IO, Iterable, Iterator
+
+from recompat.translator.model import STATUSES, FileResult, TranslateError
+
+# The one place that says which bytes make a file worth parsing: a file that does not contain
+# the trigger word of the source framework has nothing to translate, and is passed over without
+# decoding or parsing it. (Every torch API the translator handles -- checkpoint,
+# checkpoint_sequential, checkpoint_wrapper, apply_activation_checkpointing -- contains
+# "checkpoint"; every MindSpore one contains "recompute".)
+TRIGGERS: dict[str, bytes] = {
+    "mindspore": b"checkpoint",   # translating torch -> MindSpore
+    "torch": b"recompute",        # translating MindSpore -> torch
+}
+TARGETS = tuple(TRIGGERS)
+STYLES = ("function", "cell")
+
+# Directories never walked into (below a given root; a root named explicitly is always walked).
+SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox"})
+
+# Files per task sent to a worker process: enough that IPC and scheduling do not dominate,
+# few enough that the work still spreads over the workers.
+_MAX_CHUNK = 64
+
+
+class UsageError(Exception):
+    """Options that cannot work together; the CLI prints it and exits 2 before touching a file."""
+
+
+@dataclass
+class Options:
+    paths: list[str]
+    to: str = "mindspore"
+    style: str = "function"
+    output: str | None = None      # -o DIR: mirror the tree there
+    in_place: bool = False
+    diff: bool = False             # unified diff to stdout (may go with output, as the demo does)
+    check: bool = False
+    json_path: str | None = None   # "-" for stdout
+    jobs: int = 1                  # 0: os.cpu_count()
+    exclude: list[str] = field(default_factory=list)
+    quiet: bool = False
+
+    @property
+    def mode(self) -> str:
+        if self.in_place:
+            return "in-place"
+        if self.output is not None:
+            return "output"
+        if self.check:
+            return "check"
+        if self.diff:
+            return "diff"
+        return "report"
+
+
+@dataclass
+class Summary:
+    files_scanned: int = 0       # .py files looked at
+    files_translated: int = 0    # files that went through translate_bytes (contain the trigger word)
+    files_changed: int = 0       # files whose translation differs from the input
+    files_failed: int = 0        # files (or paths) that could not be processed
+    files_written: int = 0       # translated files written (-o, --in-place)
+    files_copied: int = 0        # unchanged files copied (-o)
+    files_up_to_date: int = 0    # -o: destination already held exactly these bytes, not rewritten
+    lines: int = 0               # lines in the scanned .py files
+    sites: dict = field(default_factory=lambda: {s: 0 for s in reversed(STATUSES)})
+    elapsed_s: float = 0.0
+
+    @property
+    def total_sites(self) -> int:
+        return sum(self.sites.values())
+
+    @property
+    def conversion_rate(self) -> float | None:
+        n = self.total_sites
+        return self.sites["converted"] / n if n else None
+
+    @property
+    def rewritten_rate(self) -> float | None:
+        n = self.total_sites
+        return (self.sites["converted"] + self.sites["partial"]) / n if n else None
+
+    @property
+    def lines_per_s(self) -> float | None:
+        return self.lines / self.elapsed_s if self.elapsed_s > 0 else None
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["sites"] = dict(self.sites, total=self.total_sites)
+        d["conversion_rate"] = self.conversion_rate
+        d["rewritten_rate"] = self.rewritten_rate
+        d["lines_per_s"] = self.lines_per_s
+        return d
+
+
+@dataclass
+class Report:
+    results: list[FileResult]     # every scanned file and every failed path, in order
+    summary: Summary
+    exit_code: int
+
+
+# --------------------------------------------------------------------------------------------
+# Collecting files
+
+
+@dataclass
+class _Entry:
+    display: str    # the path as the user sees it (input path joined with the relative path)
+    abspath: str
+    rel: str        # relative to the common base of all inputs: where it goes under -o DIR
+    is_py: bool
+
+
+def _excluded(rel: str, name: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def _collect(opts: Options, errors: list[FileResult]) -> list[_Entry]:
+    """Every file to look at, sorted; bad input paths go to ``errors``."""
+    want_all = opts.output is not None   # -o mirrors non-Python files too
+    out_real = os.path.realpath(opts.output) if opts.output is not None else None
+    roots: list[tuple[str, str, bool]] = []   # (display, abspath, is_dir)
+    for p in opts.paths:
+        if not os.path.lexists(p):
+            errors.append(FileResult(p, error=f"{p}: no such file or directory — check the path"))
+        elif not os.path.exists(p):
+            target = os.readlink(p)
+            errors.append(FileResult(p, error=f"{p}: dangling symbolic link (its target {target!r} does not exist)"
+                                              " — fix or remove the link"))
+        else:
+            roots.append((p, os.path.abspath(p), os.path.isdir(p)))
+    if not roots:
+        return []
+    base = os.path.commonpath([a if is_dir else os.path.dirname(a) for _, a, is_dir in roots])
+
+    found: dict[str, _Entry] = {}
+
+    def add(display: str, abspath: str, name: str, rel_to_root: str) -> None:
+        is_py = name.endswith(".py")
+        if not (is_py or want_all) or _excluded(rel_to_root, name, opts.exclude):
+            return
+        found.setdefault(abspath, _Entry(os.path.normpath(display), abspath,
+                                         os.path.relpath(abspath, base), is_py))
+
+    for display, absroot, is_dir in roots:
+        if not is_dir:
+            name = os.path.basename(absroot)
+            add(display, absroot, name, name)
+            continue
+        for dirpath, dirnames, filenames in os.walk(absroot, onerror=lambda e: errors.append(
+                FileResult(e.filename, error=f"{e.filename}: cannot list the directory ({e.strerror})"
+                                             " — check its permissions, or --exclude it"))):
+            rel_dir = os.path.relpath(dirpath, absroot)
+            rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+            keep = []
+            for d in dirnames:
+                if d in SKIP_DIRS or _excluded(rel_dir + d, d, opts.exclude):
+                    continue
+                if out_real is not None and os.path.realpath(os.path.join(dirpath, d)) == out_real:
+                    continue   # never walk into the output folder
+                keep.append(d)
+            dirnames[:] = sorted(keep)
+            for f in filenames:
+                a = os.path.join(dirpath, f)
+                add(os.path.join(display, os.path.relpath(a, absroot)), a, f, rel_dir + f)
+    return sorted(found.values(), key=lambda e: e.display)
+
+
+# --------------------------------------------------------------------------------------------
+# Per file (runs in worker processes when jobs > 1)
+
+
+def _translate_one(item: tuple[str, bytes, str, str]) -> FileResult:
+    path, data, to, style = item
+    from recompat.translator import translate_bytes
+
+    try:
+        return translate_bytes(data, path, to=to, style=style)
+    except TranslateError as exc:
+        return FileResult(path, error=str(exc))
+    except NotImplementedError as exc:
+        return FileResult(path, error=f"{path}: --to {to} --style {style} is not implemented yet ({exc})")
+    except RecursionError:
+        return FileResult(path, error=f"{path}: nested too deeply to translate — --exclude it")
+    except Exception as exc:  # a bug in the translator: report it, keep going with the other files
+        return FileResult(path, error=f"{path}: internal error in the translator ({type(exc).__name__}: {exc})"
+                                      " — please report this with the file; --exclude it meanwhile")
+
+
+def _translate_chunk(items: list[tuple[str, bytes, str, str]]) -> list[FileResult]:
+    return [_translate_one(i) for i in items]
+
+
+def _results(items: list[tuple[str, bytes, str, str]], jobs: int) -> Iterator[FileResult]:
+    """translate_bytes over ``items``, in their order."""
+    if jobs <= 1 or len(items) <= 1:
+        for i in items:
+            yield _translate_one(i)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(jobs, len(items))
+    # Chunks sized for about four tasks per worker (load balance), at most _MAX_CHUNK files each.
+    size = max(1, min(_MAX_CHUNK, -(-len(items) // (workers * 4))))
+    chunks = [items[k:k + size] for k in range(0, len(items), size)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for chunk in pool.map(_translate_chunk, chunks):
+            yield from chunk
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+
+
+def atomic_write(path: str, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` so that a reader sees the old file or the new, never a part.
+
+    A temporary file in the same folder is written, flushed to disk and renamed over ``path``.
+    ``mode``: permission bits to give it (the original's); default 0o666 less the umask.
+    """
+    folder = os.path.dirname(path) or "."
+    tmp = tempfile.NamedTemporaryFile(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                      delete=False)
+    try:
+        with tmp:
+            tmp.write(data)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp.name, stat.S_IMODE(mode))
+        os.replace(tmp.name, path)
+    except BaseException:
+        try:
+            os.unlink(tmp.name)
+        except OSError:
+            pass
+        raise
+
+
+def _read_only_reason(path: str) -> str | None:
+    """Why ``path`` cannot be rewritten in place, or None. Never changes permissions."""
+    st = os.stat(path)
+    # os.access alone is not enough: root may write anything, but a file whose owner took the
+    # write bits away (chmod a-w) is meant to stay as it is.
+    if not os.access(path, os.W_OK) or not st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        return "the file is read-only — make it writable (chmod u+w) to translate it in place, or write a copy with -o DIR"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return (f"its folder {folder} is not writable (the rewrite goes to a temporary file beside it, then a rename)"
+                " — make the folder writable, or write a copy with -o DIR")
+    return None
+
+
+def _same_bytes(path: str, data: bytes) -> bool:
+    try:
+        if os.path.getsize(path) != len(data) or not os.path.isfile(path):
+            return False
+        with open(path, "rb") as f:
+            return f.read() == data
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# Diff
+
+
+def _decode(data: bytes) -> str:
+    try:
+        enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        enc = "utf-8"
+    text = data.decode(enc, errors="surrogateescape" if enc.startswith("utf") else "replace")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def unified_diff(path: str, old: bytes, new: bytes) -> str:
+    """A ``git diff``-style unified diff (``a/`` and ``b/`` paths) of one file."""
+    a, b = _decode(old).splitlines(keepends=True), _decode(new).splitlines(keepends=True)
+    p = path.replace(os.sep, "/")
+    out = []
+    for line in difflib.unified_diff(a, b, f"a/{p}", f"b/{p}"):
+        out.append(line)
+        if not line.endswith(("\n", "\r")):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+
+
+def validate(opts: Options) -> None:
+    """Raise UsageError for options that cannot work together (nothing read or written yet)."""
+    if not opts.paths:
+        raise UsageError("no PATH given — name the files or folders to translate, e.g. `recompat translate src/`")
+    if opts.to not in TARGETS:
+        raise UsageError(f"--to {opts.to!r}: choose one of {', '.join(TARGETS)}")
+    if opts.style not in STYLES:
+        raise UsageError(f"--style {opts.style!r}: choose one of {', '.join(STYLES)}")
+    if opts.jobs < 0:
+        raise UsageError(f"-j {opts.jobs}: give a number of processes >= 1, or 0 for one per CPU")
+    writes = [n for n, on in (("-o", opts.output is not None), ("--in-place", opts.in_place),
+                              ("--check", opts.check)) if on]
+    if len(writes) > 1:
+        raise UsageError(f"{' and '.join(writes)} cannot be combined — choose one mode")
+    if opts.in_place and opts.diff:
+        raise UsageError("--in-place and --diff cannot be combined — choose one mode")
+    if opts.json_path == "-" and opts.diff:
+        raise UsageError("--json - and --diff both write to stdout — give --json a file name")
+    if opts.output is not None:
+        out = os.path.realpath(opts.output)
+        if os.path.exists(opts.output) and not os.path.isdir(opts.output):
+            raise UsageError(f"-o {opts.output}: exists and is not a folder — name a folder to mirror the tree into")
+        for p in opts.paths:
+            if os.path.exists(p) and os.path.realpath(p) == out:
+                raise UsageError(f"-o {opts.output} is the input {p} itself — use --in-place to rewrite files where "
+                                 "they are, or name another folder")
+
+
+def _probe(to: str, style: str) -> None:
+    """Fail early, before any file is touched, when the core does not do this direction yet."""
+    from recompat.translator import translate_bytes
+
+    try:
+        translate_bytes(b"", "<probe>.py", to=to, style=style)
+    except NotImplementedError as exc:
+        raise UsageError(f"--to {to} --style {style} is not implemented yet ({exc})"
+                         " — only --to mindspore works in this version") from None
+    except Exception:
+        pass  # anything else shows up, per file, in the run itself
+
+
+class _Out:
+    """stderr for messages, with the progress bar (when there is one) kept out of the way."""
+
+    def __init__(self, stderr: IO[str], total: int):
+        self.stderr = stderr
+        self.bar = None
+        isatty = getattr(stderr, "isatty", None)
+        if isatty is not None and isatty():
+            from tqdm import tqdm   # only for a terminal: keeps the import off the common path
+
+            tqdm.monitor_interval = 0   # no monitor thread (forking a pool after it warns)
+            self.bar = tqdm(total=total, file=stderr, unit="file", delay=1.0, leave=False,
+                            desc="recompat", disable=False)
+
+    def line(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.write(text, file=self.stderr)
+        else:
+            print(text, file=self.stderr)
+
+    def tick(self, n: int = 1) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _fmt_error(path: str, message: str) -> str:
+    return f"recompat: error: {message}" if message.startswith(path) else f"recompat: error: {path}: {message}"
+
+
+def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> Report:
+    """Translate ``opts.paths`` as ``opts`` says. Raises UsageError before doing anything when the
+    options cannot work; otherwise processes every file it can and returns the report."""
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+    validate(opts)
+    start = time.perf_counter()
+    _probe(opts.to, opts.style)
+    jobs = opts.jobs or os.cpu_count() or 1
+
+    summary = Summary()
+    failed: list[FileResult] = []
+    entries = _collect(opts, failed)
+    py = [e for e in entries if e.is_py]
+    out = _Out(stderr, len(py))
+    for r in failed:
+        out.line(_fmt_error(r.path, r.error or ""))
+
+    # Read every file once; the ones without the trigger word are done right here.
+    trigger = TRIGGERS[opts.to]
+    results: dict[str, FileResult] = {}
+    originals: dict[str, bytes] = {}
+    todo: list[tuple[str, bytes, str, str]] = []
+    for e in py:
+        try:
+            with open(e.abspath, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            results[e.display] = FileResult(e.display, error=_read_error(e, exc))
+            out.tick()
+            continue
+        summary.lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        if trigger in data:
+            originals[e.display] = data
+            todo.append((e.display, data, opts.to, opts.style))
+        else:
+            results[e.display] = FileResult(e.display)
+            out.tick()
+    summary.files_scanned = len(py)
+    summary.files_translated = len(todo)
+
+    translated = _results(todo, jobs)
+    ordered: list[FileResult] = list(failed)
+    would_change: list[str] = []
+    try:
+        for e in entries:
+            if not e.is_py:
+                if opts.output is not None:
+                    _mirror_copy(e, opts, summary, ordered, out)
+                continue
+            r = results.pop(e.display, None)
+            if r is None:
+                r = next(translated)
+                out.tick()
+            old = originals.pop(e.display, None)
+            ordered.append(r)
+            if not opts.quiet:
+                for d in r.notes:
+                    out.line(str(d))
+                for s in r.sites:
+                    for d in s.diagnostics:
+                        out.line(str(d))
+            if r.error is not None:
+                summary.files_failed += 1
+                out.line(_fmt_error(r.path, r.error))
+                continue
+            for s in r.sites:
+                summary.sites[s.status] += 1
+            changed = bool(r.changed and r.new_data is not None and r.new_data != old)
+            if changed:
+                summary.files_changed += 1
+                would_change.append(r.path)
+                if opts.diff:
+                    stdout.write(unified_diff(r.path, old or b"", r.new_data))
+            if opts.in_place and changed:
+                _write_in_place(e, r, summary, out)
+            elif opts.output is not None:
+                if changed:
+                    _mirror_write(e, r.new_data, opts, summary, r, out, copied=False)
+                else:
+                    _mirror_copy(e, opts, summary, ordered, out, result=r)
+            r.new_data = None   # written or shown: do not keep every file's text around
+    finally:
+        translated.close()
+        out.close()
+    summary.files_failed = sum(1 for r in ordered if r.error is not None)
+    summary.elapsed_s = time.perf_counter() - start
+
+    if opts.check and would_change and not opts.quiet:
+        for p in would_change:
+            print(f"would change: {p}", file=stderr)
+    if not py and not failed:
+        print("recompat: warning: no Python files found in " + ", ".join(opts.paths), file=stderr)
+    _print_summary(opts, summary, stderr)
+
+    if summary.files_failed:
+        code = 2
+    elif opts.check and summary.files_changed:
+        code = 1
+    else:
+        code = 0
+    report = Report(ordered, summary, code)
+    if opts.json_path is not None:
+        _write_json(opts, report, stdout, stderr)
+    return report
+
+
+def _read_error(e: _Entry, exc: OSError) -> str:
+    if os.path.islink(e.abspath) and not os.path.exists(e.abspath):
+        return (f"{e.display}: dangling symbolic link (its target {os.readlink(e.abspath)!r} does not exist)"
+                " — fix or remove the link, or --exclude it")
+    if isinstance(exc, PermissionError):
+        return f"{e.display}: cannot read it (permission denied) — make it readable (chmod u+r), or --exclude it"
+    if isinstance(exc, IsADirectoryError):
+        return f"{e.display}: is a folder, not a file"
+    return f"{e.display}: cannot read it ({exc.strerror or exc}) — check the file, or --exclude it"
+
+
+def _write_in_place(e: _Entry, r: FileResult, summary: Summary, out: _Out) -> None:
+    target = os.path.realpath(e.abspath)   # through a symlink: the link stays a link
+    try:
+        why = _read_only_reason(target)
+        if why is None:
+            atomic_write(target, r.new_data, os.stat(target).st_mode)
+            summary.files_written += 1
+            return
+    except OSError as exc:
+        why = f"cannot write it ({exc.strerror or exc}); the file is unchanged — check the folder, or use -o DIR"
+    r.error = f"{e.display}: {why}"
+    out.line(_fmt_error(r.path, r.error))
+
+
+def _dest(e: _Entry, opts: Options) -> str:
+    return os.path.join(opts.output, e.rel)
+
+
+def _mirror_write(e: _Entry, data: bytes, opts: Options, summary: Summary, r: FileResult | None,
+                  out: _Out, *, copied: bool) -> bool:
+    dest = _dest(e, opts)
+    try:
+        if os.path.exists(dest) and os.path.samefile(dest, e.abspath):
+            raise _Refused(f"{e.display}: -o {opts.output} would overwrite this input file — "
+                           "use --in-place to rewrite files where they are, or name another folder")
+        if _same_bytes(dest, data):
+            summary.files_up_to_date += 1   # already there: never rewritten
+            return True
+        os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
+        atomic_write(dest, data, os.stat(e.abspath).st_mode)
+    except (_Refused, OSError) as exc:
+        msg = str(exc) if isinstance(exc, _Refused) else (
+            f"{e.display}: cannot write {dest} ({exc.strerror or exc}) — check that folder")
+        if r is None:
+            r = FileResult(e.display)
+        r.error = msg
+        out.line(_fmt_error(r.path, msg))
+        return False
+    if copied:
+        summary.files_copied += 1
+    else:
+        summary.files_written += 1
+    return True
+
+
+class _Refused(Exception):
+    pass
+
+
+def _mirror_copy(e: _Entry, opts: Options, summary: Summary, ordered: list[FileResult], out: _Out,
+                 result: FileResult | None = None) -> None:
+    """-o: copy a file with nothing to translate byte for byte (non-Python files included)."""
+    try:
+        with open(e.abspath, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        r = result or FileResult(e.display)
+        r.error = _read_error(e, exc)
+        if result is None:
+            ordered.append(r)
+        out.line(_fmt_error(r.path, r.error))
+        return
+    r = result or FileResult(e.display)
+    if not _mirror_write(e, data, opts, summary, r, out, copied=True) and result is None:
+        ordered.append(r)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _print_summary(opts: Options, s: Summary, stderr: IO[str]) -> None:
+    p = lambda text: print(f"recompat: {text}", file=stderr)  # noqa: E731
+    failed = f", {s.files_failed} failed" if s.files_failed else ", 0 failed"
+    p(f"{s.files_scanned} files scanned, {s.files_translated} translated, {s.files_changed} changed{failed}")
+    if s.total_sites:
+        st = ", ".join(f"{s.sites[k]} {k}" for k in ("converted", "partial", "manual"))
+        p(f"{s.total_sites} sites: {st}; conversion rate {_pct(s.conversion_rate)} "
+          f"({_pct(s.rewritten_rate)} rewritten)")
+    else:
+        p(f"no {'checkpoint' if opts.to == 'mindspore' else 'recompute'} call sites found")
+    lps = f"{s.lines_per_s:,.0f} lines/s" if s.lines_per_s else "n/a lines/s"
+    p(f"{s.lines:,} lines in {s.elapsed_s:.2f} s ({lps})")
+    if s.files_failed:
+        p(f"{s.files_failed} file(s) could not be processed (see the errors above); exit status 2")
+    mode = opts.mode
+    if mode == "in-place":
+        p(f"rewrote {s.files_written} file(s) in place; files with nothing to change were not touched")
+    elif mode == "output":
+        p(f"wrote {s.files_written} translated and {s.files_copied} copied file(s) into {opts.output}"
+          + (f" ({s.files_up_to_date} already up to date)" if s.files_up_to_date else ""))
+    elif mode == "check":
+        p(f"{s.files_changed} file(s) would change" if s.files_changed else "nothing would change")
+    else:
+        p("nothing written" + (" (--diff only shows)" if mode == "diff" else "")
+          + " — use --in-place to rewrite the files, or -o DIR to write a translated copy"
+          + ("" if mode == "diff" else "; --diff shows the changes"))
+
+
+def _write_json(opts: Options, report: Report, stdout: IO[str], stderr: IO[str]) -> None:
+    from recompat import __version__
+
+    args = asdict(opts)
+    args["mode"] = opts.mode
+    doc = {
+        "tool": "recompat",
+        "version": __version__,
+        "arguments": args,
+        "exit_code": report.exit_code,
+        "files": [r.to_dict() for r in report.results if r.sites or r.notes or r.error],
+        "summary": report.summary.to_dict(),
+    }
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    if opts.json_path == "-":
+        stdout.write(text)
+        return
+    try:
+        atomic_write(opts.json_path, text.encode("utf-8"))
+    except OSError as exc:
+        print(f"recompat: error: --json {opts.json_path}: cannot write it ({exc.strerror or exc})"
+              " — check the folder", file=stderr)
+        report.exit_code = 2
+
+
+def iter_python_files(paths: Iterable[str], exclude: list[str] | None = None) -> list[str]:
+    """The .py files ``recompat translate PATHS`` would look at, sorted (for tools and the bench)."""
+    return [e.display for e in _collect(Options(list(paths), exclude=list(exclude or [])), []) if e.is_py]

@@ -1,0 +1,232 @@
+"""What a name really is: imports resolved to qualified names, scopes, and what we can tell
+statically about callables (is it a Cell/Module instance, a function, or unknown?).
+
+Resolved by hand from the ast: libcst's scope metadata costs about ten times a parse (FACTS.md),
+and a checkpoint translator needs only imports, local shadowing and a few class facts.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+# Containers whose items are modules/cells in either framework.
+CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict", "CellList", "SequentialCell", "CellDict"})
+
+CELL, CONTAINER, FUNCTION, UNKNOWN = "cell", "container", "function", "unknown"
+
+
+def import_bindings(stmt: ast.stmt) -> list[tuple[str, str | None, ast.alias]]:
+    """(bound name, qualified name or None for relative imports, alias node) of an import."""
+    out = []
+    if isinstance(stmt, ast.Import):
+        for a in stmt.names:
+            if a.asname:
+                out.append((a.asname, a.name, a))
+            else:
+                root = a.name.split(".")[0]
+                out.append((root, root, a))
+    elif isinstance(stmt, ast.ImportFrom):
+        for a in stmt.names:
+            if a.name == "*":
+                continue
+            qual = f"{stmt.module}.{a.name}" if stmt.module and not stmt.level else None
+            out.append((a.asname or a.name, qual, a))
+    return out
+
+
+def _target_names(target: ast.AST):
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for t in target.elts:
+            yield from _target_names(t)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+def _callee_name(call: ast.AST) -> str | None:
+    if isinstance(call, ast.Call):
+        f = call.func
+        if isinstance(f, ast.Name):
+            return f.id
+        if isinstance(f, ast.Attribute):
+            return f.attr
+    return None
+
+
+def value_kind(value: ast.AST, kinds: dict[str, str] | None = None) -> str:
+    """What an assigned value is: a Cell (a class instantiated), a container of Cells, a function."""
+    if isinstance(value, ast.Lambda):
+        return FUNCTION
+    if isinstance(value, (ast.List, ast.Tuple)) and value.elts:
+        return CONTAINER if all(value_kind(e, kinds) == CELL for e in value.elts) else UNKNOWN
+    if isinstance(value, ast.ListComp):
+        return CONTAINER if value_kind(value.elt, kinds) == CELL else UNKNOWN
+    name = _callee_name(value)
+    if name in CONTAINERS:
+        return CONTAINER
+    if name and name[0].isupper() and not name.isupper():
+        return CELL  # a class being instantiated; models are built from such calls
+    if isinstance(value, ast.Name) and kinds:
+        return kinds.get(value.id, UNKNOWN)
+    return UNKNOWN
+
+
+@dataclass
+class Scope:
+    """Names bound in one function (or the module): their kinds and, for imports, qualified names."""
+
+    node: ast.AST
+    parent: Scope | None
+    kinds: dict[str, str] = field(default_factory=dict)
+    imports: dict[str, str | None] = field(default_factory=dict)
+    other: set[str] = field(default_factory=set)   # bound by anything other than an import
+    class_attrs: dict[str, str] = field(default_factory=dict)  # what self.X is, in a method
+
+    def bind(self, name: str, kind: str) -> None:
+        old = self.kinds.get(name)
+        self.kinds[name] = kind if old in (None, kind) else UNKNOWN
+        self.other.add(name)
+
+    def lookup(self, name: str) -> Scope | None:
+        scope = self
+        while scope is not None:
+            if name in scope.kinds or name in scope.imports:
+                return scope
+            scope = scope.parent
+        return None
+
+    def qualname(self, name: str) -> str | None:
+        """Qualified name of an imported name, when no other binding in its scope competes."""
+        scope = self.lookup(name)
+        if scope is None or name in scope.other:
+            return None
+        return scope.imports.get(name)
+
+
+def build_scope(node: ast.AST, parent: Scope | None, class_attrs: dict[str, str] | None = None) -> Scope:
+    """Collect the bindings of a module, function or lambda body (not of nested scopes).
+
+    `class_attrs` is given for a method: what `self.X` is in its class."""
+    if class_attrs is None and parent is not None:
+        class_attrs = parent.class_attrs  # nested functions and lambdas see the method's self
+    scope = Scope(node, parent, class_attrs=class_attrs or {})
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = node.args
+        for arg in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]:
+            if arg is not None:
+                scope.bind(arg.arg, UNKNOWN)
+    body = node.body if isinstance(node.body, list) else [node.body]
+    declared_global: set[str] = set()
+    for child in _walk_scope(body):
+        if isinstance(child, (ast.Global, ast.Nonlocal)):
+            declared_global.update(child.names)
+        elif isinstance(child, (ast.Import, ast.ImportFrom)):
+            for name, qual, _ in import_bindings(child):
+                if name in scope.imports and scope.imports[name] != qual:
+                    scope.other.add(name)   # two different imports: ambiguous
+                scope.imports[name] = qual
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope.bind(child.name, FUNCTION)
+        elif isinstance(child, ast.ClassDef):
+            scope.bind(child.name, UNKNOWN)
+        elif isinstance(child, ast.Assign):
+            kind = value_kind(child.value, scope.kinds)
+            for t in child.targets:
+                for n in _target_names(t):
+                    scope.bind(n, kind if isinstance(t, ast.Name) else UNKNOWN)
+        elif isinstance(child, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            value = getattr(child, "value", None)
+            for n in _target_names(child.target):
+                scope.bind(n, value_kind(value, scope.kinds) if value is not None else UNKNOWN)
+        elif isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension)):
+            _bind_loop(scope, child.target, child.iter)
+        elif isinstance(child, ast.withitem) and child.optional_vars is not None:
+            for n in _target_names(child.optional_vars):
+                scope.bind(n, UNKNOWN)
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            scope.bind(child.name, UNKNOWN)
+    for name in declared_global:
+        scope.kinds.pop(name, None)
+        scope.imports.pop(name, None)
+        scope.other.discard(name)
+    return scope
+
+
+def _bind_loop(scope: Scope, target: ast.AST, iterable: ast.AST) -> None:
+    """`for blk in self.blocks` / `for i, blk in enumerate(self.blocks)`: items of a container are Cells."""
+    container = iterable
+    if isinstance(iterable, ast.Call) and _callee_name(iterable) == "enumerate" and iterable.args:
+        container = iterable.args[0]
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            for n in _target_names(target.elts[0]):
+                scope.bind(n, UNKNOWN)
+            target = target.elts[1]
+    item_kind = CELL if scope_container_kind(scope, container) == CONTAINER else UNKNOWN
+    for n in _target_names(target):
+        scope.bind(n, item_kind if isinstance(target, ast.Name) else UNKNOWN)
+
+
+def scope_container_kind(scope: Scope, expr: ast.AST) -> str:
+    """Kind of an expression iterated over: a local container, or `self.attr` via the class facts."""
+    if isinstance(expr, ast.Subscript):  # self.layers[:k]
+        return scope_container_kind(scope, expr.value)
+    if isinstance(expr, ast.Call) and _callee_name(expr) in ("children", "cells", "values"):
+        return CONTAINER
+    if isinstance(expr, ast.Name):
+        found = scope.lookup(expr.id)
+        return found.kinds.get(expr.id, UNKNOWN) if found else UNKNOWN
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+        return scope.class_attrs.get(expr.attr, UNKNOWN)
+    return value_kind(expr)
+
+
+def _walk_scope(body: list[ast.AST]):
+    """Nodes of a scope's body, not descending into nested functions, lambdas or classes
+    (their names are yielded; comprehension variables count as the enclosing scope's)."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def class_attrs(cls: ast.ClassDef) -> dict[str, str]:
+    """What `self.X` is inside a class: methods, Cells and containers assigned in any method."""
+    attrs: dict[str, str] = {}
+
+    def bind(name, kind):
+        old = attrs.get(name)
+        attrs[name] = kind if old in (None, kind) else UNKNOWN
+
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            bind(stmt.name, FUNCTION)
+    for stmt in cls.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if _is_self_attr(t):
+                        bind(t.attr, value_kind(node.value))
+    return attrs
+
+
+def _is_self_attr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def attribute_chain(node: ast.AST) -> list[str] | None:
+    """`a.b.c` -> ['a', 'b', 'c']; None for anything that is not a plain dotted name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]

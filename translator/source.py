@@ -1,0 +1,147 @@
+"""A source file as text: decoding as Python does, ast positions to offsets, span edits.
+
+Rewrites are edits of exact spans of the original text, so everything outside them (comments,
+blank lines, quotes, line endings, the encoding line, a BOM) stays byte for byte.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+from recompat.translator.model import TranslateError
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(order=True)
+class Edit:
+    start: int
+    end: int
+    seq: int          # insertion order breaks ties between edits at one position
+    text: str
+
+
+class Source:
+    """Decoded text of one file plus the bookkeeping to rewrite spans of it."""
+
+    def __init__(self, data: bytes, path: str):
+        self.path = path
+        try:
+            self.encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:
+            raise TranslateError(f"{path}: {exc}: declare a known encoding or save the file as UTF-8") from None
+        try:
+            self.text = data.decode(self.encoding)
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise TranslateError(
+                f"{path}:{line}: not valid {self.encoding} (byte 0x{data[exc.start]:02x}): save the file as UTF-8, "
+                f"or declare its encoding with a '# -*- coding: NAME -*-' line"
+            ) from None
+        if self.encoding == "utf-8-sig" and self.text.startswith("\ufeff"):
+            self.text = self.text[1:]  # decode already strips it; guard against a doubled BOM
+        first = _NEWLINE.search(self.text)
+        self.newline = first.group() if first else "\n"
+        self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+        self._edits: list[Edit] = []
+
+    def parse(self) -> ast.Module:
+        try:
+            return ast.parse(self.text, filename=self.path)
+        except SyntaxError as exc:
+            hint = "port it to Python 3 first" if "Missing parentheses" in str(exc.msg) else "fix it, or --exclude the file"
+            raise TranslateError(
+                f"{self.path}:{exc.lineno or 0}:{exc.offset or 0}: does not parse as Python 3 ({exc.msg}): {hint}"
+            ) from None
+        except ValueError as exc:  # e.g. source with NUL bytes
+            raise TranslateError(f"{self.path}: cannot be parsed ({exc}): --exclude it") from None
+
+    def encode(self, text: str) -> bytes:
+        return text.encode(self.encoding)
+
+    # -- positions -------------------------------------------------------------------------
+
+    def offset(self, lineno: int, col_offset: int) -> int:
+        """Character offset of an ast position (1-based line, column in UTF-8 bytes)."""
+        start = self._line_starts[lineno - 1]
+        line = self.text[start:start + col_offset + 1]  # a UTF-8 byte count bounds the char count
+        if line.isascii():
+            return start + col_offset
+        end = self._line_starts[lineno] if lineno < len(self._line_starts) else len(self.text)
+        return start + len(self.text[start:end].encode("utf-8")[:col_offset].decode("utf-8", "ignore"))
+
+    def start(self, node: ast.AST) -> int:
+        return self.offset(node.lineno, node.col_offset)
+
+    def end(self, node: ast.AST) -> int:
+        return self.offset(node.end_lineno, node.end_col_offset)
+
+    def segment(self, node: ast.AST) -> str:
+        return self.text[self.start(node):self.end(node)]
+
+    def column(self, node: ast.AST) -> int:
+        """1-based column in characters, for diagnostics."""
+        return self.start(node) - self._line_starts[node.lineno - 1] + 1
+
+    def line_start(self, lineno: int) -> int:
+        return self._line_starts[lineno - 1]
+
+    def line_end(self, lineno: int) -> int:
+        """Offset just past the line's newline (or the end of the text)."""
+        return self._line_starts[lineno] if lineno < len(self._line_starts) else len(self.text)
+
+    def indent(self, lineno: int) -> str:
+        start = self._line_starts[lineno - 1]
+        line = self.text[start:self.line_end(lineno)]
+        return line[:len(line) - len(line.lstrip(" \t"))]
+
+    def line(self, lineno: int) -> str:
+        return self.text[self._line_starts[lineno - 1]:self.line_end(lineno)].rstrip("\r\n")
+
+    # -- edits -----------------------------------------------------------------------------
+
+    def replace(self, start: int, end: int, text: str) -> None:
+        """Replace text[start:end]; '\\n' in `text` becomes the file's own line ending."""
+        if self.newline != "\n":
+            text = text.replace("\n", self.newline)
+        self._edits.append(Edit(start, end, len(self._edits), text))
+
+    def insert(self, at: int, text: str) -> None:
+        self.replace(at, at, text)
+
+    def replace_node(self, node: ast.AST, text: str) -> None:
+        self.replace(self.start(node), self.end(node), text)
+
+    def render(self, start: int, end: int) -> str:
+        """text[start:end] with the edits inside it applied; those edits are consumed.
+
+        Lets a rule rebuild a whole expression around parts that inner rules already rewrote.
+        """
+        inner = [e for e in self._edits if start <= e.start and e.end <= end]
+        self._edits = [e for e in self._edits if e not in inner]
+        return _apply(self.text[start:end], inner, shift=start)
+
+    def render_node(self, node: ast.AST) -> str:
+        return self.render(self.start(node), self.end(node))
+
+    @property
+    def edited(self) -> bool:
+        return bool(self._edits)
+
+    def result(self) -> str:
+        return _apply(self.text, self._edits, shift=0)
+
+
+def _apply(text: str, edits: list[Edit], shift: int) -> str:
+    pieces, pos = [], 0
+    for e in sorted(edits):
+        start, end = e.start - shift, e.end - shift
+        if start < pos:
+            raise AssertionError(f"overlapping edits at offset {e.start}: {e.text!r}")  # a translator bug
+        pieces += [text[pos:start], e.text]
+        pos = end
+    pieces.append(text[pos:])
+    return "".join(pieces)

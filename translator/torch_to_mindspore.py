@@ -1,0 +1,675 @@
+"""torch -> MindSpore: rewrite torch's activation-checkpointing sites into MindSpore's recompute.
+
+Two stages. Stage 1 finds every use of a mapped torch API (resolved through the file's imports
+and scopes) and rewrites its span per the rule its mapping entry names. Stage 2 re-parses the
+result and settles imports and support code: it adds what the new code uses and removes torch
+checkpoint imports left unused. Every decision is a diagnostic on its site.
+"""
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from recompat.mappings import Entry, Mappings, Param
+from recompat.translator import names
+from recompat.translator.model import Diagnostic, Site
+from recompat.translator.source import Source
+
+PARTIAL = "functools.partial"
+
+
+@dataclass
+class Event:
+    """One thing stage 1 saw, handled after the walk (in post-order, inner first)."""
+
+    kind: str                 # call | partial | ref | holder_call
+    node: ast.AST
+    scope: names.Scope
+    stmt: ast.stmt
+    cls: ast.ClassDef | None
+    entry: Entry | None = None
+    holder: str | None = None
+
+
+@dataclass
+class Holder:
+    """A name or `self.attr` that holds torch's checkpoint (directly or as functools.partial)."""
+
+    reentrant: object = True   # True | False | "dynamic": what the held partial fixes
+    keywords: set = field(default_factory=set)
+
+
+class _Walker(ast.NodeVisitor):
+    """Stage 1's walk: scopes, the enclosing class and statement, and the events."""
+
+    def __init__(self, tx: TorchToMindSpore):
+        self.tx = tx
+        self.scope: names.Scope | None = None
+        self.cls: ast.ClassDef | None = None
+        self.stmt: ast.stmt | None = None
+        self.handled: set[int] = set()      # ids of API references consumed by a call or partial
+
+    def visit(self, node):
+        if isinstance(node, ast.stmt):
+            outer, self.stmt = self.stmt, node
+            super().visit(node)
+            self.stmt = outer
+        else:
+            super().visit(node)
+
+    def visit_Module(self, node):
+        self.scope = names.build_scope(node, None)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node):
+        outer = self.cls
+        self.cls = node
+        attrs = names.class_attrs(node)
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function(stmt, attrs)
+            else:
+                self.visit(stmt)
+        self.cls = outer
+
+    def visit_FunctionDef(self, node):
+        self._function(node, None)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _function(self, node, attrs):
+        outer, stmt = self.scope, self.stmt
+        self.stmt = node
+        for d in node.decorator_list:
+            self.visit(d)
+        self.scope = names.build_scope(node, outer, attrs)
+        for child in node.body:
+            self.visit(child)
+        self.scope, self.stmt = outer, stmt
+
+    def visit_Lambda(self, node):
+        outer = self.scope
+        self.scope = names.build_scope(node, outer)
+        self.visit(node.body)
+        self.scope = outer
+
+    def _event(self, kind, node, **kw):
+        self.tx.events.append(Event(kind, node, self.scope, self.stmt, self.cls, **kw))
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        tx = self.tx
+        qual = tx.qualname(node.func, self.scope)
+        if qual in tx.apis:
+            self.handled.add(id(node.func))
+            self._event("call", node, entry=tx.apis[qual])
+        elif qual == PARTIAL and node.args and tx.qualname(node.args[0], self.scope) in tx.apis:
+            self.handled.add(id(node.args[0]))
+            self._event("partial", node, entry=tx.apis[tx.qualname(node.args[0], self.scope)])
+        elif _holder_key(node.func) is not None and node.args:
+            self._event("holder_call", node, holder=_holder_key(node.func))
+
+    def visit_Attribute(self, node):
+        qual = self.tx.qualname(node, self.scope)
+        if qual in self.tx.apis:
+            self._event("ref", node, entry=self.tx.apis[qual])
+            return  # the inner part of the chain is a module, not an API
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        qual = self.tx.qualname(node, self.scope)
+        if qual in self.tx.apis:
+            self._event("ref", node, entry=self.tx.apis[qual])
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        if len(node.targets) == 1 and _holder_key(node.targets[0]) is not None:
+            held = self._held_checkpoint(node.value)
+            if held is not None:
+                self.tx.holders[_holder_key(node.targets[0])] = held
+
+    def _held_checkpoint(self, value) -> Holder | None:
+        """A Holder when `value` is torch's checkpoint or functools.partial(checkpoint, ...)."""
+        tx = self.tx
+        if tx.apis.get(tx.qualname(value, self.scope), None) is tx.checkpoint:
+            return Holder()
+        if (isinstance(value, ast.Call) and tx.qualname(value.func, self.scope) == PARTIAL and value.args
+                and tx.apis.get(tx.qualname(value.args[0], self.scope)) is tx.checkpoint):
+            kws = {k.arg: k.value for k in value.keywords}
+            reentrant = _literal_reentrant(kws["use_reentrant"]) if "use_reentrant" in kws else True
+            if any(k.arg is None for k in value.keywords):
+                reentrant = "dynamic"
+            return Holder(reentrant=reentrant, keywords=set(kws))
+        return None
+
+
+def _holder_key(node) -> str | None:
+    """'name' for a plain name, '.attr' for `<anything>.attr`: how holders are looked up."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return "." + node.attr
+    return None
+
+
+def _literal_reentrant(value: ast.AST):
+    """True / False for a literal use_reentrant (None means torch's default, True); else 'dynamic'."""
+    if isinstance(value, ast.Constant) and value.value in (True, False, None):
+        return value.value is not False
+    return "dynamic"
+
+
+class TorchToMindSpore:
+    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, style: str = "function"):
+        self.src, self.tree, self.m, self.style = src, tree, mappings, style
+        self.apis = mappings.by_torch_name
+        self.checkpoint = mappings.entry("checkpoint")
+        self.events: list[Event] = []
+        self.holders: dict[str, Holder] = {}
+        self.sites: list[Site] = []
+        self.support: list[Entry] = []
+        module_scope = names.build_scope(tree, None)
+        self.ms = next((n for n, q in module_scope.imports.items() if q == "mindspore"
+                        and n not in module_scope.other), "mindspore")
+        self.ms_used = False
+
+    # -- resolution ------------------------------------------------------------------------
+
+    def qualname(self, node, scope: names.Scope) -> str | None:
+        chain = names.attribute_chain(node)
+        if not chain:
+            return None
+        root = scope.qualname(chain[0])
+        if root is None:
+            return None
+        return ".".join([root, *chain[1:]])
+
+    # -- stage 1 ---------------------------------------------------------------------------
+
+    def run(self) -> list[Site]:
+        walker = _Walker(self)
+        walker.visit(self.tree)
+        cell_style = self._cell_style_plan() if self.style == "cell" else {}
+        for ev in self.events:
+            if ev.kind == "ref" and id(ev.node) in walker.handled:
+                continue
+            if ev.kind == "holder_call":
+                holder = self.holders.get(ev.holder)
+                if holder is None or (ev.holder.startswith(".") and not isinstance(ev.node.func, ast.Attribute)):
+                    continue
+                self._holder_call(ev, holder)
+            elif ev.kind == "partial":
+                self._partial(ev)
+            elif ev.kind == "ref":
+                self._reference(ev)
+            else:
+                getattr(self, "_rule_" + ev.entry.rule)(ev, cell_style)
+        return self.sites
+
+    def _site(self, ev: Event, api: str) -> Site:
+        site = Site(self.src.path, ev.node.lineno, self.src.column(ev.node), api)
+        self.sites.append(site)
+        return site
+
+    def diag(self, site: Site, code: str, **fields) -> None:
+        spec = self.m.diagnostics[code]
+        site.diagnostics.append(Diagnostic(code, spec["status"], site.path, site.line, site.col,
+                                           spec["message"].format(**fields)))
+
+    def manual(self, ev: Event, site: Site, why: str) -> None:
+        """Leave the site as it is, with a diagnostic and a `# recompat:` line above its statement."""
+        self.diag(site, "RC190", source=site.api, why=why)
+        stmt = ev.stmt
+        comment = f"# recompat: RC190 {site.api} left as it is: {why}"
+        above = self.src.line(stmt.lineno - 1).strip() if stmt.lineno > 1 else ""
+        if above != comment:
+            self.src.insert(self.src.line_start(stmt.lineno), self.src.indent(stmt.lineno) + comment + "\n")
+
+    def ms_name(self, name: str) -> str:
+        self.ms_used = True
+        return f"{self.ms}.{name}"
+
+    # -- the callable passed to checkpoint --------------------------------------------------
+
+    def _callable(self, ev: Event, site: Site, node: ast.AST) -> tuple[ast.AST, object]:
+        """(the node that ends up as the block, is_cell: True / False / None for unknown).
+
+        `m.__call__` and `m.forward` become `m`: MindSpore recomputes the Cell itself."""
+        if isinstance(node, ast.Attribute) and node.attr in ("__call__", "forward") and not (
+                isinstance(node.value, ast.Name) and node.value.id == "self"):
+            self.src.replace(self.src.end(node.value), self.src.end(node), "")
+            self.diag(site, "RC102", expr=self.src.segment(node), base=self.src.segment(node.value))
+            return node.value, True
+        return node, self._is_cell(node, ev.scope)
+
+    def _is_cell(self, node, scope: names.Scope):
+        if isinstance(node, ast.Lambda):
+            return False
+        if isinstance(node, ast.Name):
+            found = scope.lookup(node.id)
+            kind = found.kinds.get(node.id) if found else None
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            kind = scope.class_attrs.get(node.attr)
+        elif isinstance(node, ast.Subscript):
+            kind = names.CELL if names.scope_container_kind(scope, node.value) == names.CONTAINER else None
+        else:
+            kind = None
+        return {names.CELL: True, names.FUNCTION: False}.get(kind)
+
+    # -- keywords --------------------------------------------------------------------------
+
+    def _keywords(self, call: ast.Call, entry: Entry, site: Site, reentrant: bool, skip=()) -> None:
+        """Apply each keyword's mapping decision (keep / rename / drop) in place."""
+        previous_end = {id(k): self.src.end(prev) for prev, k in zip([*call.args, *call.keywords][:-1],
+                                                                     [*call.args, *call.keywords][1:])}
+        for kw in call.keywords:
+            if kw.arg in skip:
+                continue
+            if kw.arg is None:
+                self.diag(site, "RC114", value=self.src.segment(kw.value))
+                continue
+            param = entry.param(kw.arg)
+            if param is None:   # the function's own keyword argument: passed through on both sides
+                self.diag(site, "RC116", name=kw.arg, value=self.src.segment(kw.value))
+                continue
+            action, code = self._decision(param, reentrant)
+            value = self.src.segment(kw.value)
+            if action == "rename":
+                start = self.src.start(kw)
+                self.src.replace(start, start + len(kw.arg), param.mindspore)
+            elif action == "drop":
+                start = previous_end.get(id(kw), self.src.start(kw))
+                self.src.replace(start, self.src.end(kw), "")
+            if code:
+                self.diag(site, code, name=kw.arg, value=value, why=param.why or "")
+
+    @staticmethod
+    def _decision(param: Param, reentrant: bool) -> tuple[str, str | None]:
+        if param.reentrant and reentrant is True:
+            return param.reentrant["action"], param.reentrant["code"]
+        return param.action, param.code
+
+    def _add_keyword(self, call: ast.Call, text: str) -> None:
+        last = [*call.args, *call.keywords]
+        last = max(last, key=lambda n: (n.end_lineno, n.end_col_offset))
+        self.src.insert(self.src.end(last), f", {text}")
+
+    # -- rules -----------------------------------------------------------------------------
+
+    def _reentrancy(self, ev: Event, site: Site, call: ast.Call, is_cell, override=None) -> object:
+        """Decide MindSpore's use_reentrant for a recompute call; returns what MindSpore will use."""
+        kw = next((k for k in call.keywords if k.arg == "use_reentrant"), None)
+        torch_value = override if kw is None and override is not None else (
+            _literal_reentrant(kw.value) if kw is not None else True)
+        what = self.src.segment(call.args[0]) if call.args else "the callable"
+        if torch_value == "dynamic":
+            if is_cell is not True:
+                self.diag(site, "RC103", value=self.src.segment(kw.value) if kw else "?", callable=what)
+            return "dynamic"
+        if torch_value is False:
+            return False
+        # torch reentrant (explicit True, None, or left out)
+        if is_cell is True:
+            if kw is None:
+                if override is None:
+                    self.diag(site, "RC104")
+            elif isinstance(kw.value, ast.Constant) and kw.value.value is None:
+                self.src.replace_node(kw.value, "True")
+            return True
+        self.diag(site, "RC101", callable=what, what="not known to be a Cell" if is_cell is None else "not a Cell")
+        if kw is None:
+            self._add_keyword(call, "use_reentrant=False")
+        else:
+            self.src.replace_node(kw.value, "False")
+        return False
+
+    def _rule_recompute_call(self, ev: Event, cell_style: dict) -> None:
+        call, entry = ev.node, ev.entry
+        site = self._site(ev, entry.torch["api"])
+        if not call.args or isinstance(call.args[0], ast.Starred):
+            return self.manual(ev, site, "the function is not passed as the first positional argument")
+        plan = cell_style.get(id(call))
+        if plan is not None:
+            return self._as_cell_call(ev, site, plan)
+        block, is_cell = self._callable(ev, site, call.args[0])
+        reentrant = self._reentrancy(ev, site, call, is_cell)
+        self._keywords(call, entry, site, reentrant, skip=("use_reentrant",))
+        target = self.ms_name("recompute")
+        self.src.replace_node(call.func, target)
+        self.diag(site, "RC100", source=entry.torch["api"], target=target)
+        if self.style == "cell" and isinstance(block, ast.Attribute) and id(call) in cell_style.get("why", {}):
+            self.diag(site, "RC141", attr=self.src.segment(block), why=cell_style["why"][id(call)])
+
+    def _partial(self, ev: Event) -> None:
+        call, entry = ev.node, ev.entry
+        site = self._site(ev, entry.torch["api"])
+        if entry is not self.checkpoint:
+            return self.manual(ev, site, "functools.partial of it has no MindSpore form")
+        kws = {k.arg: k for k in call.keywords}
+        reentrant = _literal_reentrant(kws["use_reentrant"].value) if "use_reentrant" in kws else True
+        if "use_reentrant" in kws and isinstance(kws["use_reentrant"].value, ast.Constant) \
+                and kws["use_reentrant"].value.value is None:
+            self.src.replace_node(kws["use_reentrant"].value, "True")
+        self._keywords(call, entry, site, reentrant, skip=("use_reentrant",))
+        target = self.ms_name("recompute")
+        self.src.replace_node(call.args[0], target)
+        self.diag(site, "RC100", source=entry.torch["api"], target=f"functools.partial({target}, ...)")
+
+    def _holder_call(self, ev: Event, holder: Holder) -> None:
+        call = ev.node
+        site = self._site(ev, self.checkpoint.torch["api"])
+        if isinstance(call.args[0], ast.Starred):
+            return self.manual(ev, site, "the function is not passed as the first positional argument")
+        _, is_cell = self._callable(ev, site, call.args[0])
+        reentrant = self._reentrancy(ev, site, call, is_cell, override=holder.reentrant)
+        self._keywords(call, self.checkpoint, site, reentrant, skip=("use_reentrant",))
+        self.diag(site, "RC100", source=f"{self.src.segment(call.func)} (holds torch's checkpoint)",
+                  target=f"{self.src.segment(call.func)} (holds {self.ms}.recompute)")
+
+    def _reference(self, ev: Event) -> None:
+        site = self._site(ev, ev.entry.torch["api"])
+        stmt = ev.stmt
+        if (ev.entry is self.checkpoint and isinstance(stmt, ast.Assign) and stmt.value is ev.node):
+            target = self.ms_name("recompute")
+            self.src.replace_node(ev.node, target)
+            return self.diag(site, "RC100", source=ev.entry.torch["api"], target=target)
+        self.manual(ev, site, "it is used as a value, not called")
+
+    def _rule_recompute_sequential(self, ev: Event, _plan) -> None:
+        call, entry = ev.node, ev.entry
+        site = self._site(ev, entry.torch["api"])
+        if len(call.args) < 3 and not call.keywords:
+            return self.manual(ev, site, "expected checkpoint_sequential(functions, segments, input)")
+        name = entry.mindspore["api"]
+        module_scope = ev.scope
+        while module_scope.parent is not None:
+            module_scope = module_scope.parent
+        if name in module_scope.kinds and not self._has_support(entry):
+            return self.manual(ev, site, f"this file already defines {name}")
+        self._keywords(call, entry, site, reentrant=False)
+        self.src.replace_node(call.func, name)
+        if entry not in self.support:
+            self.support.append(entry)
+        self.ms_used = True
+        self.diag(site, "RC120", helper=name)
+
+    def _has_support(self, entry: Entry) -> bool:
+        return any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"]
+                   and "added by recompat" in (ast.get_docstring(s) or "") for s in self.tree.body)
+
+    def _rule_mark_cell(self, ev: Event, _plan) -> None:
+        """checkpoint_wrapper(m) / composable checkpoint(m) as a statement -> m.recompute()."""
+        call, entry, stmt = ev.node, ev.entry, ev.stmt
+        site = self._site(ev, entry.torch["api"])
+        if not call.args:
+            return self.manual(ev, site, "the module is not passed positionally")
+        is_assign = isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+        is_expr = isinstance(stmt, ast.Expr) and stmt.value is call and entry.id == "composable_checkpoint"
+        if not (is_assign or is_expr):
+            return self.manual(ev, site, "only `x = ...(module)` statements can become module.recompute()")
+        module = self.src.render_node(call.args[0])
+        options = []
+        for kw in call.keywords:
+            param = entry.param(kw.arg or f"**{self.src.segment(kw.value)}") or next(
+                (p for p in entry.params if p.torch and p.torch.startswith("**")), None)
+            value = self.src.segment(kw.value)
+            if param is not None and param.values:
+                mapped = next((v for k, v in param.values.items() if value.endswith(k)), None)
+                if mapped is None:
+                    return self.manual(ev, site, f"{kw.arg}={value} is not a literal CheckpointImpl")
+                options.append(f"{param.mindspore}={mapped}")
+            else:
+                self.diag(site, "RC133", name=kw.arg or "**", value=value,
+                          why=param.why if param else "no MindSpore counterpart")
+        impl = entry.param("checkpoint_impl")
+        if impl is not None and not any(k.arg == "checkpoint_impl" for k in call.keywords):
+            default = impl.values[impl.torch_default]
+            options.append(f"{impl.mindspore}={default}")
+        for extra in call.args[1:]:
+            self.diag(site, "RC133", name="argument", value=self.src.segment(extra), why="no MindSpore counterpart")
+        indent = self.src.indent(stmt.lineno)
+        mark = f"recompute({', '.join(o for o in options if o != 'use_reentrant=True')})"
+        if is_assign:
+            target = self.src.render_node(stmt.targets[0])
+            text = f"{target}.{mark}" if target == module else f"{target} = {module}\n{indent}{target}.{mark}"
+        else:
+            target = module
+            text = f"{module}.{mark}"
+        self.src.replace_node(stmt, text)
+        code = "RC130" if entry.id == "checkpoint_wrapper" else "RC132"
+        self.diag(site, code, source=entry.torch["api"].rsplit(".", 1)[1], module=module)
+
+    def _rule_mark_tree(self, ev: Event, _plan) -> None:
+        """apply_activation_checkpointing(model, check_fn=f) -> mark every matching sub-Cell."""
+        call, entry, stmt = ev.node, ev.entry, ev.stmt
+        site = self._site(ev, entry.torch["api"])
+        if not (isinstance(stmt, ast.Expr) and stmt.value is call):
+            return self.manual(ev, site, "its result is used; only a statement call can be rewritten")
+        model = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "model"), None)
+        if model is None or names.attribute_chain(model) is None:
+            return self.manual(ev, site, "the model is not a plain name or attribute")
+        check = next((k.value for k in call.keywords if k.arg == "check_fn"), None)
+        wrapper_fn = call.args[1] if len(call.args) > 1 else None
+        if len(call.args) > 2:
+            check = call.args[2]
+        for kw in call.keywords:
+            if kw.arg not in ("model", "check_fn"):
+                param = entry.param(kw.arg)
+                self.diag(site, "RC133", name=kw.arg, value=self.src.segment(kw.value),
+                          why=param.why if param else "no MindSpore counterpart")
+        if wrapper_fn is not None:
+            self.diag(site, "RC133", name="checkpoint_wrapper_fn", value=self.src.segment(wrapper_fn),
+                      why=entry.param("checkpoint_wrapper_fn").why)
+        m = self.src.render_node(model)
+        condition = f"cell is not {m}"
+        if check is not None:
+            condition += f" and ({self.src.render_node(check)})(cell)"
+        indent = self.src.indent(stmt.lineno)
+        text = (f"for _, cell in {m}.cells_and_names():\n"
+                f"{indent}    if {condition}:\n"
+                f"{indent}        cell.recompute()")
+        self.src.replace_node(stmt, text)
+        self.diag(site, "RC131", model=m)
+
+    # -- --style cell ------------------------------------------------------------------------
+
+    def _cell_style_plan(self) -> dict:
+        """Which checkpoint calls become plain calls of a Cell marked in __init__.
+
+        A `self.attr` qualifies when every use of it in its class is as the block of a
+        checkpoint call, it is assigned once, in __init__, and the calls agree on the options."""
+        plan: dict = {"why": {}}
+        by_attr = defaultdict(list)
+        for ev in self.events:
+            if ev.kind == "call" and ev.entry is self.checkpoint and ev.cls is not None and ev.node.args:
+                block = ev.node.args[0]
+                if isinstance(block, ast.Attribute) and block.attr in ("__call__", "forward"):
+                    block = block.value
+                if isinstance(block, ast.Attribute) and isinstance(block.value, ast.Name) and block.value.id == "self":
+                    by_attr[(id(ev.cls), block.attr)].append(ev)
+        for (_, attr), evs in by_attr.items():
+            why = self._cell_style_blocker(evs[0].cls, attr, evs)
+            if why:
+                plan["why"].update({id(ev.node): why for ev in evs})
+                continue
+            assign = self._init_assignment(evs[0].cls, attr)
+            options = self._mark_options(evs[0].node)
+            for ev in evs:
+                plan[id(ev.node)] = {"attr": attr, "assign": assign, "options": options, "first": ev is evs[0]}
+        return plan
+
+    def _cell_style_blocker(self, cls: ast.ClassDef, attr: str, evs: list[Event]) -> str | None:
+        if names.class_attrs(cls).get(attr) != names.CELL:
+            return f"self.{attr} is not assigned a Cell in this class"
+        if self._init_assignment(cls, attr) is None:
+            return f"self.{attr} is not assigned exactly once, in __init__"
+        uses = sum(1 for n in ast.walk(cls) if names._is_self_attr(n) and n.attr == attr
+                   and isinstance(n.ctx, ast.Load))
+        if uses != len(evs):
+            return f"self.{attr} is also used outside checkpoint"
+        options = {self._mark_options(ev.node) for ev in evs}
+        if len(options) != 1 or None in options:
+            return "its checkpoint calls use options recompute() cannot express (or differ between calls)"
+        return None
+
+    @staticmethod
+    def _init_assignment(cls: ast.ClassDef, attr: str) -> ast.Assign | None:
+        found = [n for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                 and any(names._is_self_attr(t) and t.attr == attr
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        if len(found) != 1 or init is None or not isinstance(found[0], ast.Assign):
+            return None
+        return found[0] if any(n is found[0] for n in ast.walk(init)) else None
+
+    def _mark_options(self, call: ast.Call) -> str | None:
+        """recompute(...) options for a checkpoint call, or None when they cannot be expressed."""
+        opts = []
+        for kw in call.keywords:
+            if kw.arg == "use_reentrant":
+                if _literal_reentrant(kw.value) == "dynamic":
+                    return None
+                if _literal_reentrant(kw.value) is False:
+                    opts.append("use_reentrant=False")
+            elif kw.arg in ("early_stop", "context_fn"):
+                opts.append(f"{kw.arg}={self.src.segment(kw.value)}")
+            elif kw.arg == "preserve_rng_state":
+                if not (isinstance(kw.value, ast.Constant) and kw.value.value is True):
+                    return None  # Cell.recompute cannot switch the RNG state off
+            elif kw.arg is None or self.checkpoint.param(kw.arg) is None:
+                continue         # the block's own inputs stay on the call
+            # determinism_check / debug: dropped with a diagnostic
+        return ", ".join(opts)
+
+    def _as_cell_call(self, ev: Event, site: Site, plan: dict) -> None:
+        call = ev.node
+        block = call.args[0]
+        if isinstance(block, ast.Attribute) and block.attr in ("__call__", "forward"):
+            block = block.value
+        keep = [self.src.render_node(a) for a in call.args[1:]]
+        for kw in call.keywords:
+            param = self.checkpoint.param(kw.arg) if kw.arg else None
+            if kw.arg is None or param is None:
+                keep.append(self.src.render_node(kw))
+            elif param.action == "drop":
+                self.diag(site, param.code, name=kw.arg, value=self.src.segment(kw.value), why=param.why or "")
+        self.src.replace_node(call, f"{self.src.render_node(block)}({', '.join(keep)})")
+        if plan["first"]:
+            assign = plan["assign"]
+            end = self.src.line_end(assign.end_lineno)
+            line = self.src.text[self.src.line_start(assign.end_lineno):end]
+            at = self.src.line_start(assign.end_lineno) + len(line.rstrip("\r\n"))
+            self.src.insert(at, f"\n{self.src.indent(assign.lineno)}self.{plan['attr']}.recompute({plan['options']})")
+        self.diag(site, "RC140", attr=f"self.{plan['attr']}")
+
+
+# -- stage 2: imports and support code -------------------------------------------------------
+
+def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: str, needs_ms: bool,
+                   support: list[Entry]) -> None:
+    """Remove torch checkpoint imports nothing uses any more; add `import mindspore` and support code."""
+    modules = {api.rsplit(".", 1)[0] for e in mappings.entries for api in e.torch_names}
+    modules |= {api for e in mappings.entries for api in e.torch_names}
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    dotted = {".".join(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+              for c in [names.attribute_chain(n)] if c}
+    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+    bound_roots = defaultdict(int)
+    for s in imports:
+        for name, _, _ in names.import_bindings(s):
+            bound_roots[name] += 1
+
+    def removable(name, qual):
+        if qual is None or not any(qual == m or qual.startswith(m + ".") for m in modules):
+            return False
+        if isinstance(qual, str) and "." not in qual:
+            return False
+        if name == qual.split(".")[0] and "." in qual:   # `import torch.utils.checkpoint` binds `torch`
+            return not any(d == qual or d.startswith(qual + ".") for d in dotted) and (
+                bound_roots[name] > 1 or name not in used)
+        return name not in used
+
+    removed_at = None
+    for stmt in imports:
+        bindings = names.import_bindings(stmt)
+        gone = [a for name, qual, a in bindings if removable(name, qual)]
+        if not gone:
+            continue
+        if len(gone) == len(stmt.names):
+            removed_at = removed_at if removed_at is not None else (stmt, src.indent(stmt.lineno))
+            _delete_statement(src, tree, stmt)
+        else:
+            kept = [a for a in stmt.names if a not in gone]
+            src.replace_node(stmt, _import_text(stmt, kept))
+    ms_bound = any(name == ms_alias and qual == "mindspore" for s in imports
+                   for name, qual, _ in names.import_bindings(s))
+    additions = []
+    if needs_ms and not ms_bound:
+        additions.append(f"import {ms_alias}" if ms_alias == "mindspore" else f"import mindspore as {ms_alias}")
+    if additions:
+        if removed_at is not None and removed_at[0] in tree.body:
+            # where the torch import was, as its replacement
+            src.insert(src.line_start(removed_at[0].lineno), "\n".join(additions) + "\n")
+        else:
+            src.insert(_after_imports(src, tree), "\n".join(additions) + "\n")
+    for entry in support:
+        if any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"] for s in tree.body):
+            continue
+        code = entry.support_code.replace("{ms}", ms_alias)
+        at = _support_position(src, tree)
+        src.insert(at, "\n\n" + code + ("\n\n" if at < len(src.text) else ""))
+
+
+def _import_text(stmt, aliases) -> str:
+    parts = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in aliases)
+    if isinstance(stmt, ast.Import):
+        return f"import {parts}"
+    return f"from {'.' * stmt.level}{stmt.module or ''} import {parts}"
+
+
+def _delete_statement(src: Source, tree: ast.Module, stmt: ast.stmt) -> None:
+    """Delete a whole statement with its line; `pass` where it was a block's only statement."""
+    parent_body = next((body for node in ast.walk(tree)
+                        for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody"))
+                        if isinstance(body, list) and any(s is stmt for s in body)), None)
+    line = src.line(stmt.lineno)
+    whole_line = line.strip() == src.segment(stmt).strip() and stmt.lineno == stmt.end_lineno or (
+        line[:stmt.col_offset].strip() == "" and src.line(stmt.end_lineno)[stmt.end_col_offset:].strip() == "")
+    if parent_body is not None and len(parent_body) == 1 and parent_body is not tree.body:
+        src.replace_node(stmt, "pass")
+    elif whole_line:
+        src.replace(src.line_start(stmt.lineno), src.line_end(stmt.end_lineno), "")
+    else:
+        src.replace_node(stmt, "pass")
+
+
+def _after_imports(src: Source, tree: ast.Module) -> int:
+    """Just past the module's leading run of imports (after the docstring and __future__)."""
+    last = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            last = stmt
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and last is None:
+            last = stmt if stmt is tree.body[0] else last
+        elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+            last = stmt
+        else:
+            break
+    if last is None:
+        return 0
+    return src.line_end(last.end_lineno)
+
+
+def _support_position(src: Source, tree: ast.Module) -> int:
+    """Support code goes after the imports: the end of the last top-level import statement."""
+    last = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
+                isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)):
+            last = stmt
+    if last is None:
+        return _after_imports(src, tree)
+    end = src.line_end(last.end_lineno)
+    # step back over the newline so the inserted block's blank lines are counted right
+    return end - len(src.newline) if src.text[:end].endswith(src.newline) else end
