@@ -230,3 +230,32 @@ def attribute_chain(node: ast.AST) -> list[str] | None:
         return None
     parts.append(node.id)
     return parts[::-1]
+
+
+def module_level_uses(tree: ast.Module) -> set[str]:
+    """Names read somewhere in the file that resolve to a module-level binding (or to none).
+
+    A function's own variable named like an import does not keep that import alive."""
+    used: set[str] = set()
+
+    def visit(node, scope):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                args = child.args
+                for d in [*args.defaults, *args.kw_defaults, *getattr(child, "decorator_list", [])]:
+                    if d is not None:
+                        visit_expr(d, scope)
+                visit(child, build_scope(child, scope))
+            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                found = scope.lookup(child.id)
+                if found is None or found.parent is None:
+                    used.add(child.id)
+            else:
+                visit(child, scope)
+
+    def visit_expr(expr, scope):
+        wrapper = ast.Expression(body=expr)
+        visit(wrapper, scope)
+
+    visit(tree, build_scope(tree, None))
+    return used

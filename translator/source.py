@@ -31,22 +31,27 @@ class Source:
         self.path = path
         try:
             self.encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError as exc:
+        except SyntaxError as exc:  # an unknown coding name, or undecodable bytes in the first two lines
+            self.encoding = "utf-8"
+            self._decode(data)
             raise TranslateError(f"{path}: {exc}: declare a known encoding or save the file as UTF-8") from None
-        try:
-            self.text = data.decode(self.encoding)
-        except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            raise TranslateError(
-                f"{path}:{line}: not valid {self.encoding} (byte 0x{data[exc.start]:02x}): save the file as UTF-8, "
-                f"or declare its encoding with a '# -*- coding: NAME -*-' line"
-            ) from None
+        self.text = self._decode(data)
         if self.encoding == "utf-8-sig" and self.text.startswith("\ufeff"):
             self.text = self.text[1:]  # decode already strips it; guard against a doubled BOM
         first = _NEWLINE.search(self.text)
         self.newline = first.group() if first else "\n"
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
         self._edits: list[Edit] = []
+
+    def _decode(self, data: bytes) -> str:
+        try:
+            return data.decode(self.encoding)
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise TranslateError(
+                f"{self.path}:{line}: not valid {self.encoding} (byte 0x{data[exc.start]:02x}): save the file as "
+                f"UTF-8, or declare its encoding with a '# -*- coding: NAME -*-' line"
+            ) from None
 
     def parse(self) -> ast.Module:
         try:

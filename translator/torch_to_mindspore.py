@@ -438,7 +438,7 @@ class TorchToMindSpore:
             text = f"{module}.{mark}"
         self.src.replace_node(stmt, text)
         code = "RC130" if entry.id == "checkpoint_wrapper" else "RC132"
-        self.diag(site, code, source=entry.torch["api"].rsplit(".", 1)[1], module=module)
+        self.diag(site, code, source=entry.torch["api"].rsplit(".", 1)[1], module=target)
 
     def _rule_mark_tree(self, ev: Event, _plan) -> None:
         """apply_activation_checkpointing(model, check_fn=f) -> mark every matching sub-Cell."""
@@ -464,7 +464,10 @@ class TorchToMindSpore:
         m = self.src.render_node(model)
         condition = f"cell is not {m}"
         if check is not None:
-            condition += f" and ({self.src.render_node(check)})(cell)"
+            check_text = self.src.render_node(check)
+            if names.attribute_chain(check) is None:
+                check_text = f"({check_text})"
+            condition += f" and {check_text}(cell)"
         indent = self.src.indent(stmt.lineno)
         text = (f"for _, cell in {m}.cells_and_names():\n"
                 f"{indent}    if {condition}:\n"
@@ -571,7 +574,7 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
     """Remove torch checkpoint imports nothing uses any more; add `import mindspore` and support code."""
     modules = {api.rsplit(".", 1)[0] for e in mappings.entries for api in e.torch_names}
     modules |= {api for e in mappings.entries for api in e.torch_names}
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    used = names.module_level_uses(tree)
     dotted = {".".join(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
               for c in [names.attribute_chain(n)] if c}
     imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
@@ -580,20 +583,20 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
         for name, _, _ in names.import_bindings(s):
             bound_roots[name] += 1
 
-    def removable(name, qual):
+    def removable(stmt, name, qual, alias):
+        if isinstance(stmt, ast.Import) and not alias.asname:
+            qual = alias.name     # `import torch.utils.checkpoint` binds `torch` but imports the module
         if qual is None or not any(qual == m or qual.startswith(m + ".") for m in modules):
             return False
-        if isinstance(qual, str) and "." not in qual:
-            return False
-        if name == qual.split(".")[0] and "." in qual:   # `import torch.utils.checkpoint` binds `torch`
-            return not any(d == qual or d.startswith(qual + ".") for d in dotted) and (
-                bound_roots[name] > 1 or name not in used)
-        return name not in used
+        if name != qual:
+            return name not in used
+        return not any(d == qual or d.startswith(qual + ".") for d in dotted) and (
+            bound_roots[name] > 1 or name not in used)
 
     removed_at = None
     for stmt in imports:
         bindings = names.import_bindings(stmt)
-        gone = [a for name, qual, a in bindings if removable(name, qual)]
+        gone = [a for name, qual, a in bindings if removable(stmt, name, qual, a)]
         if not gone:
             continue
         if len(gone) == len(stmt.names):
@@ -618,7 +621,10 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
             continue
         code = entry.support_code.replace("{ms}", ms_alias)
         at = _support_position(src, tree)
-        src.insert(at, "\n\n" + code + ("\n\n" if at < len(src.text) else ""))
+        rest = src.text[at:]
+        blank_after = len(rest) - len(rest.lstrip("\r\n"))
+        after = "" if at >= len(src.text) else "\n" * max(0, 2 - rest[:blank_after].count(src.newline))
+        src.insert(at, "\n\n" + code + after)
 
 
 def _import_text(stmt, aliases) -> str:
@@ -662,14 +668,10 @@ def _after_imports(src: Source, tree: ast.Module) -> int:
 
 
 def _support_position(src: Source, tree: ast.Module) -> int:
-    """Support code goes after the imports: the end of the last top-level import statement."""
+    """Support code goes after the imports: the start of the line after the last top-level import."""
     last = None
     for stmt in tree.body:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
                 isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)):
             last = stmt
-    if last is None:
-        return _after_imports(src, tree)
-    end = src.line_end(last.end_lineno)
-    # step back over the newline so the inserted block's blank lines are counted right
-    return end - len(src.newline) if src.text[:end].endswith(src.newline) else end
+    return src.line_end(last.end_lineno) if last is not None else _after_imports(src, tree)
