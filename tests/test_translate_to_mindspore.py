@@ -464,3 +464,30 @@ def test_unparsable_files_raise_a_clear_error(code, fragment):
 def test_undecodable_file_names_the_line():
     with pytest.raises(TranslateError, match=r"bad\.py:2: not valid utf-8"):
         translate_bytes(b"# checkpoint\nx = '\xe9'\n", "bad.py")
+
+
+def test_holder_attributes_assigned_in_another_file():
+    base = translate_bytes(textwrap.dedent("""
+        import functools
+        from torch.utils.checkpoint import checkpoint
+
+
+        class PreTrainedModel:
+            def gradient_checkpointing_enable(self, kwargs):
+                self._gradient_checkpointing_func = functools.partial(checkpoint, **kwargs)
+    """).encode(), "modeling_utils.py")
+    assert base.holders == ["_gradient_checkpointing_func"]
+    model = textwrap.dedent("""
+        class Decoder(PreTrainedModel):
+            def forward(self, h):
+                for layer in self.layers:
+                    if self.gradient_checkpointing and self.training:
+                        h = self._gradient_checkpointing_func(layer.__call__, h)
+                    else:
+                        h = layer(h)
+                return h
+    """).encode()
+    assert not translate_bytes(model, "modeling_x.py").changed  # alone, nothing says it is torch's
+    result = translate_bytes(model, "modeling_x.py", holders=base.holders)
+    assert b"h = self._gradient_checkpointing_func(layer, h)" in result.new_data
+    assert b"import" not in result.new_data  # nothing new is needed in this file

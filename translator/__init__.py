@@ -19,8 +19,12 @@ TRIGGERS = {"mindspore": b"checkpoint", "torch": b"recompute"}
 __all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateError", "DIRECTIONS", "STYLES", "TRIGGERS"]
 
 
-def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function") -> FileResult:
-    """Translate one file's bytes. Pure: no I/O. Raises TranslateError for a file it cannot read."""
+def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function",
+                    holders=()) -> FileResult:
+    """Translate one file's bytes. Pure: no I/O. Raises TranslateError for a file it cannot read.
+
+    `holders`: attribute names that other files assign torch's checkpoint to (see FileResult.holders);
+    calls through `<obj>.<name>(...)` here are then checkpoint calls too."""
     if to not in DIRECTIONS:
         raise ValueError(f"unknown target {to!r}: choose one of {', '.join(DIRECTIONS)}")
     if style not in STYLES:
@@ -35,8 +39,9 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     from recompat.translator.torch_to_mindspore import TorchToMindSpore, settle_imports
 
     m = _mappings.default()
-    tx = TorchToMindSpore(src, tree, m, style=style)
+    tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
+    result.holders = sorted(set(tx.own_holders))
     if not src.edited:
         return result
     stage1 = src.result()

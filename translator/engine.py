@@ -23,19 +23,11 @@ import tokenize
 from dataclasses import asdict, dataclass, field
 from typing import IO, Iterable, Iterator
 
+# The trigger words (a file without its direction's word has nothing to translate and is passed
+# over unread by the parser) live in one place, beside translate_bytes, which applies them too.
+from recompat.translator import DIRECTIONS as TARGETS
+from recompat.translator import STYLES, TRIGGERS, translate_bytes
 from recompat.translator.model import STATUSES, FileResult, TranslateError
-
-# The one place that says which bytes make a file worth parsing: a file that does not contain
-# the trigger word of the source framework has nothing to translate, and is passed over without
-# decoding or parsing it. (Every torch API the translator handles -- checkpoint,
-# checkpoint_sequential, checkpoint_wrapper, apply_activation_checkpointing -- contains
-# "checkpoint"; every MindSpore one contains "recompute".)
-TRIGGERS: dict[str, bytes] = {
-    "mindspore": b"checkpoint",   # translating torch -> MindSpore
-    "torch": b"recompute",        # translating MindSpore -> torch
-}
-TARGETS = tuple(TRIGGERS)
-STYLES = ("function", "cell")
 
 # Directories never walked into (below a given root; a root named explicitly is always walked).
 SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox"})
@@ -196,8 +188,6 @@ def _collect(opts: Options, errors: list[FileResult]) -> list[_Entry]:
 
 def _translate_one(item: tuple[str, bytes, str, str]) -> FileResult:
     path, data, to, style = item
-    from recompat.translator import translate_bytes
-
     try:
         return translate_bytes(data, path, to=to, style=style)
     except TranslateError as exc:
@@ -347,13 +337,13 @@ def validate(opts: Options) -> None:
 
 def _probe(to: str, style: str) -> None:
     """Fail early, before any file is touched, when the core does not do this direction yet."""
-    from recompat.translator import translate_bytes
-
     try:
         translate_bytes(b"", "<probe>.py", to=to, style=style)
     except NotImplementedError as exc:
-        raise UsageError(f"--to {to} --style {style} is not implemented yet ({exc})"
-                         " — only --to mindspore works in this version") from None
+        why = str(exc) or "not implemented yet"
+        if "not implemented yet" not in why:
+            why = f"not implemented yet ({why})"
+        raise UsageError(f"--to {to} --style {style}: {why} — only --to mindspore works in this version") from None
     except Exception:
         pass  # anything else shows up, per file, in the run itself
 
@@ -373,8 +363,11 @@ class _Out:
                             desc="recompat", disable=False)
 
     def line(self, text: str) -> None:
-        if self.bar is not None:
-            self.bar.write(text, file=self.stderr)
+        bar = self.bar
+        # tqdm.write would draw a bar that its `delay` still holds back: write around it only
+        # once it is on the screen.
+        if bar is not None and getattr(bar, "last_print_t", 0) >= bar.start_t + bar.delay:
+            bar.write(text, file=self.stderr)
         else:
             print(text, file=self.stderr)
 
@@ -576,32 +569,38 @@ def _mirror_copy(e: _Entry, opts: Options, summary: Summary, ordered: list[FileR
         ordered.append(r)
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def _print_summary(opts: Options, s: Summary, stderr: IO[str]) -> None:
     p = lambda text: print(f"recompat: {text}", file=stderr)  # noqa: E731
-    failed = f", {s.files_failed} failed" if s.files_failed else ", 0 failed"
-    p(f"{s.files_scanned} files scanned, {s.files_translated} translated, {s.files_changed} changed{failed}")
+    p(f"{_n(s.files_scanned, 'file')} scanned, {s.files_translated} translated, {s.files_changed} changed, "
+      f"{s.files_failed} failed")
     if s.total_sites:
         st = ", ".join(f"{s.sites[k]} {k}" for k in ("converted", "partial", "manual"))
-        p(f"{s.total_sites} sites: {st}; conversion rate {_pct(s.conversion_rate)} "
+        p(f"{_n(s.total_sites, 'site')}: {st}; conversion rate {_pct(s.conversion_rate)} "
           f"({_pct(s.rewritten_rate)} rewritten)")
     else:
         p(f"no {'checkpoint' if opts.to == 'mindspore' else 'recompute'} call sites found")
     lps = f"{s.lines_per_s:,.0f} lines/s" if s.lines_per_s else "n/a lines/s"
     p(f"{s.lines:,} lines in {s.elapsed_s:.2f} s ({lps})")
     if s.files_failed:
-        p(f"{s.files_failed} file(s) could not be processed (see the errors above); exit status 2")
+        p(f"{_n(s.files_failed, 'file')} could not be processed (see the errors above)"
+          + (f" and {'was' if s.files_failed == 1 else 'were'} not written to {opts.output}"
+             if opts.mode == "output" else "") + "; exit status 2")
     mode = opts.mode
     if mode == "in-place":
-        p(f"rewrote {s.files_written} file(s) in place; files with nothing to change were not touched")
+        p(f"rewrote {_n(s.files_written, 'file')} in place; files with nothing to change were not touched")
     elif mode == "output":
-        p(f"wrote {s.files_written} translated and {s.files_copied} copied file(s) into {opts.output}"
+        p(f"wrote {s.files_written} translated and {_n(s.files_copied, 'copied file')} into {opts.output}"
           + (f" ({s.files_up_to_date} already up to date)" if s.files_up_to_date else ""))
     elif mode == "check":
-        p(f"{s.files_changed} file(s) would change" if s.files_changed else "nothing would change")
+        p(f"{_n(s.files_changed, 'file')} would change" if s.files_changed else "nothing would change")
     else:
         p("nothing written" + (" (--diff only shows)" if mode == "diff" else "")
           + " — use --in-place to rewrite the files, or -o DIR to write a translated copy"

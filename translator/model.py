@@ -52,6 +52,7 @@ class FileResult:
     sites: list[Site] = field(default_factory=list)
     notes: list[Diagnostic] = field(default_factory=list)  # file-level, not tied to one site
     error: str | None = None        # why the file could not be processed
+    holders: list[str] = field(default_factory=list)  # attributes this file assigns torch's checkpoint to
 
     def to_dict(self) -> dict:
         return {
@@ -60,6 +61,7 @@ class FileResult:
             "error": self.error,
             "sites": [s.to_dict() for s in self.sites],
             "notes": [asdict(n) for n in self.notes],
+            "holders": self.holders,
         }
 
 

@@ -127,7 +127,10 @@ class _Walker(ast.NodeVisitor):
         if len(node.targets) == 1 and _holder_key(node.targets[0]) is not None:
             held = self._held_checkpoint(node.value)
             if held is not None:
-                self.tx.holders[_holder_key(node.targets[0])] = held
+                key = _holder_key(node.targets[0])
+                self.tx.holders[key] = held
+                if key.startswith("."):
+                    self.tx.own_holders.append(key[1:])
 
     def _held_checkpoint(self, value) -> Holder | None:
         """A Holder when `value` is torch's checkpoint or functools.partial(checkpoint, ...)."""
@@ -161,12 +164,16 @@ def _literal_reentrant(value: ast.AST):
 
 
 class TorchToMindSpore:
-    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, style: str = "function"):
+    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, style: str = "function",
+                 external_holders=()):
         self.src, self.tree, self.m, self.style = src, tree, mappings, style
         self.apis = mappings.by_torch_name
         self.checkpoint = mappings.entry("checkpoint")
         self.events: list[Event] = []
-        self.holders: dict[str, Holder] = {}
+        # attributes that other files of the project assign torch's checkpoint to (HF's
+        # _gradient_checkpointing_func is set in a base class, called in every model file)
+        self.holders: dict[str, Holder] = {"." + a: Holder(reentrant="dynamic") for a in external_holders}
+        self.own_holders: list[str] = []
         self.sites: list[Site] = []
         self.support: list[Entry] = []
         module_scope = names.build_scope(tree, None)
