@@ -29,7 +29,8 @@ class Param:
     values: dict = field(default_factory=dict)
     torch_default: str | None = None
     mindspore_default: str | None = None
-    reentrant: dict | None = None     # override of action/code when MindSpore's reentrant form is used
+    when_reentrant: dict | None = None      # the decision when MindSpore's reentrant form is used
+    when_non_reentrant: dict | None = None  # ... and when its non-reentrant form is used
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Entry:
         return next((p for p in self.params if p.torch == torch_name), None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)   # hashed by identity: derived data is cached per Mappings
 class Mappings:
     entries: tuple[Entry, ...]
     diagnostics: dict                 # code -> {"status", "message"}
@@ -94,7 +95,8 @@ def load(folder: Path = HERE) -> Mappings:
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
         raise MappingError(f"{folder}: entry ids defined twice: {', '.join(sorted(dupes))}")
-    used = {c for e in entries for p in e.params for c in (p.code, (p.reentrant or {}).get("code")) if c}
+    used = {c for e in entries for p in e.params
+            for c in (p.code, (p.when_reentrant or {}).get("code"), (p.when_non_reentrant or {}).get("code")) if c}
     missing = sorted(used - diagnostics.keys())
     if missing:
         raise MappingError(f"{folder}: params name diagnostic codes that diagnostics.yaml lacks: {', '.join(missing)}")

@@ -42,8 +42,8 @@ def test_seed_example_bound_method_and_alias():
     assert "import mindspore\nimport torch.nn as nn" in text
     assert "from torch.utils.checkpoint" not in text
     # a bound method is not a Cell: MindSpore's reentrant form would raise TypeError
-    assert "x = mindspore.recompute(self._checkpoint, x, use_reentrant=False)" in text
-    assert codes(result) == ["RC101", "RC100"]
+    assert "x = mindspore.recompute(self._checkpoint, x, use_reentrant=False, early_stop=False)" in text
+    assert codes(result) == ["RC101", "RC117", "RC100"]
     assert [s.status for s in result.sites] == ["converted"]
 
 
@@ -80,7 +80,7 @@ def test_every_import_form_is_recognised():
     }
     for imp, call in forms.items():
         text, result = translate(imp + f"\n\ndef f(block, x):\n    return {call}(block, x, use_reentrant=False)\n")
-        assert "return mindspore.recompute(block, x, use_reentrant=False)" in text, imp
+        assert "return mindspore.recompute(block, x, use_reentrant=False, early_stop=False)" in text, imp
         assert [s.api for s in result.sites] == ["torch.utils.checkpoint.checkpoint"], imp
 
 
@@ -157,7 +157,7 @@ def test_call_and_forward_of_a_module_become_the_module():
                 h = checkpoint(layer.forward, h, mask)
             return h
     """)
-    assert "h = mindspore.recompute(layer, h, mask, use_reentrant=False)" in text
+    assert "h = mindspore.recompute(layer, h, mask, use_reentrant=False, early_stop=False)" in text
     assert "h = mindspore.recompute(layer, h, mask)\n" in text
     assert codes(result).count("RC102") == 2
 
@@ -200,7 +200,7 @@ def test_partial_keywords_are_mapped():
         def run(f, x):
             return ckpt(f, x)
     """)
-    assert "ckpt = partial(mindspore.recompute, use_reentrant=False, save_rng_state=False)" in text
+    assert "ckpt = partial(mindspore.recompute, use_reentrant=False, save_rng_state=False, early_stop=False)" in text
     assert "return ckpt(f, x)" in text
 
 
@@ -216,8 +216,8 @@ def test_lambda_closure_and_splatted_inputs_get_the_non_reentrant_form():
             out = cp.checkpoint(lambda *i: blk(*i, **kw), out)
             return out
     """)
-    assert "out = mindspore.recompute(closure, *prev_features, use_reentrant=False)" in text
-    assert "out = mindspore.recompute(lambda *i: blk(*i, **kw), out, use_reentrant=False)" in text
+    assert "out = mindspore.recompute(closure, *prev_features, use_reentrant=False, early_stop=False)" in text
+    assert "out = mindspore.recompute(lambda *i: blk(*i, **kw), out, use_reentrant=False, early_stop=False)" in text
     assert codes(result).count("RC101") == 2
 
 
@@ -320,9 +320,9 @@ def test_checkpoint_wrapper_and_composable_checkpoint_mark_cells():
                 self.layers[0] = checkpoint_wrapper(self.layers[0])
     """)
     assert "        self.a = Block()\n        self.a.recompute()\n" in text
-    assert "        self.b = Block()\n        self.b.recompute(use_reentrant=False)\n" in text
+    assert "        self.b = Block()\n        self.b.recompute(use_reentrant=False, early_stop=False)\n" in text
     assert "        self.c.recompute()\n" in text
-    assert "        self.layers[0].recompute(use_reentrant=False)\n" in text
+    assert "        self.layers[0].recompute(use_reentrant=False, early_stop=False)\n" in text
     assert "torch" not in text
     assert codes(result) == ["RC130", "RC130", "RC132", "RC130"]
 
@@ -393,8 +393,8 @@ def test_nested_checkpoints_are_both_rewritten():
         def f(a, b, x):
             return checkpoint(lambda y: checkpoint(b, y, use_reentrant=False), x, use_reentrant=False)
     """)
-    assert ("return mindspore.recompute(lambda y: mindspore.recompute(b, y, use_reentrant=False), x, "
-            "use_reentrant=False)") in text
+    assert ("return mindspore.recompute(lambda y: mindspore.recompute(b, y, use_reentrant=False, early_stop=False), x, "
+            "use_reentrant=False, early_stop=False)") in text
 
 
 def test_existing_mindspore_alias_is_reused():
@@ -407,7 +407,7 @@ def test_existing_mindspore_alias_is_reused():
             return checkpoint(block, x, use_reentrant=False)
     """)
     assert text.startswith("\nimport mindspore as ms\n\n\ndef f")
-    assert "return ms.recompute(block, x, use_reentrant=False)" in text
+    assert "return ms.recompute(block, x, use_reentrant=False, early_stop=False)" in text
 
 
 def test_formatting_outside_the_sites_is_kept_byte_for_byte():
@@ -424,7 +424,7 @@ def test_formatting_outside_the_sites_is_kept_byte_for_byte():
     result = translate_bytes(code.encode(), "m.py")
     out = result.new_data.decode()
     assert out == code.replace("import torch.utils.checkpoint as cp", "import mindspore").replace(
-        "cp.checkpoint(", "mindspore.recompute(")
+        "cp.checkpoint(", "mindspore.recompute(").replace("use_reentrant=False)", "use_reentrant=False, early_stop=False)")
 
 
 def test_bom_and_declared_encoding_are_kept():
@@ -434,7 +434,7 @@ def test_bom_and_declared_encoding_are_kept():
     latin = ("# -*- coding: latin-1 -*-\nimport torch.utils.checkpoint as cp\n"
              "s = 'caf\u00e9'; y = cp.checkpoint(f, x, use_reentrant=False)\n").encode("latin-1")
     out = translate_bytes(latin, "latin.py").new_data
-    assert out.decode("latin-1").endswith("s = 'caf\u00e9'; y = mindspore.recompute(f, x, use_reentrant=False)\n")
+    assert out.decode("latin-1").endswith("s = 'caf\u00e9'; y = mindspore.recompute(f, x, use_reentrant=False, early_stop=False)\n")
 
 
 def test_non_ascii_before_a_site_on_the_same_line():
@@ -442,7 +442,7 @@ def test_non_ascii_before_a_site_on_the_same_line():
         from torch.utils.checkpoint import checkpoint
         def f(g, x): s = "日本語"; return checkpoint(g, x, use_reentrant=False)
     """)
-    assert 's = "日本語"; return mindspore.recompute(g, x, use_reentrant=False)' in text
+    assert 's = "日本語"; return mindspore.recompute(g, x, use_reentrant=False, early_stop=False)' in text
 
 
 def test_files_without_sites_are_not_rewritten():
@@ -452,8 +452,8 @@ def test_files_without_sites_are_not_rewritten():
 
 
 @pytest.mark.parametrize("code, fragment", [
-    ("print 'hello'\n# checkpoint\n", "port it to Python 3"),
-    ("def f(:\n    checkpoint\n", "does not parse"),
+    ("from torch.utils.checkpoint import checkpoint\nprint 'hello'\n", "port it to Python 3"),
+    ("import torch.utils.checkpoint\ndef f(:\n    pass\n", "does not parse"),
 ])
 def test_unparsable_files_raise_a_clear_error(code, fragment):
     with pytest.raises(TranslateError, match="bad.py:") as err:
@@ -463,7 +463,13 @@ def test_unparsable_files_raise_a_clear_error(code, fragment):
 
 def test_undecodable_file_names_the_line():
     with pytest.raises(TranslateError, match=r"bad\.py:2: not valid utf-8"):
-        translate_bytes(b"# checkpoint\nx = '\xe9'\n", "bad.py")
+        translate_bytes(b"import torch.utils.checkpoint\nx = '\xe9'\n", "bad.py")
+
+
+def test_files_that_cannot_hold_a_site_are_not_parsed():
+    # "checkpoint" in the text but no import of torch's: passed over, even if it would not parse
+    result = translate_bytes(b"print 'saving checkpoint'\n", "py2.py")
+    assert not result.changed and result.sites == []
 
 
 def test_holder_attributes_assigned_in_another_file():
@@ -491,3 +497,25 @@ def test_holder_attributes_assigned_in_another_file():
     result = translate_bytes(model, "modeling_x.py", holders=base.holders)
     assert b"h = self._gradient_checkpointing_func(layer, h)" in result.new_data
     assert b"import" not in result.new_data  # nothing new is needed in this file
+
+
+def test_non_reentrant_gets_early_stop_false_and_dropout_is_flagged():
+    # MindSpore 2.10 crashes with early stop on blocks ending in conv/dropout (test_framework_facts.py)
+    text, result = translate("""
+        from torch.utils.checkpoint import checkpoint
+
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.drop = nn.Dropout(0.1)
+
+            def forward(self, x):
+                x = checkpoint(self.block, x, use_reentrant=False, early_stop=True)
+                return checkpoint(self.block, x)
+    """)
+    assert "x = mindspore.recompute(self.block, x, use_reentrant=False, early_stop=False)" in text
+    assert "return mindspore.recompute(self.block, x)\n" in text  # reentrant: early stop does not apply
+    assert codes(result).count("RC150") == 2
+    assert all(s.status == "partial" for s in result.sites)

@@ -31,14 +31,15 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
         raise ValueError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
     if to == "torch":
         raise NotImplementedError("translation to torch is not implemented yet (issue: MindSpore -> torch)")
+    from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
+
     result = FileResult(path)
-    if TRIGGERS[to] not in data:
+    m = _mappings.default()
+    if TRIGGERS[to] not in data or not (import_markers(m).search(data)
+                                        or any(h.encode() in data for h in holders)):
         return result
     src = Source(data, path)
     tree = src.parse()
-    from recompat.translator.torch_to_mindspore import TorchToMindSpore, settle_imports
-
-    m = _mappings.default()
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))

@@ -21,7 +21,7 @@ import tempfile
 import time
 import tokenize
 from dataclasses import asdict, dataclass, field
-from typing import IO, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
@@ -32,9 +32,10 @@ from recompat.translator.model import STATUSES, FileResult, TranslateError
 # Directories never walked into (below a given root; a root named explicitly is always walked).
 SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox"})
 
-# Files per task sent to a worker process: enough that IPC and scheduling do not dominate,
-# few enough that the work still spreads over the workers.
+# Work sent to worker processes (-j N): at most _MAX_CHUNK files per task, about
+# _TASKS_PER_WORKER tasks per worker.
 _MAX_CHUNK = 64
+_TASKS_PER_WORKER = 8
 
 
 class UsageError(Exception):
@@ -131,8 +132,9 @@ def _excluded(rel: str, name: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
 
 
-def _collect(opts: Options, errors: list[FileResult]) -> list[_Entry]:
-    """Every file to look at, sorted; bad input paths go to ``errors``."""
+def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None = None) -> list[_Entry]:
+    """Every file to look at, sorted; bad input paths go to ``errors``, warnings to ``notices``."""
+    notices = [] if notices is None else notices
     want_all = opts.output is not None   # -o mirrors non-Python files too
     out_real = os.path.realpath(opts.output) if opts.output is not None else None
     roots: list[tuple[str, str, bool]] = []   # (display, abspath, is_dir)
@@ -161,6 +163,8 @@ def _collect(opts: Options, errors: list[FileResult]) -> list[_Entry]:
     for display, absroot, is_dir in roots:
         if not is_dir:
             name = os.path.basename(absroot)
+            if not (name.endswith(".py") or want_all):
+                notices.append(f"recompat: warning: {display}: not a .py file — skipped")
             add(display, absroot, name, name)
             continue
         for dirpath, dirnames, filenames in os.walk(absroot, onerror=lambda e: errors.append(
@@ -205,21 +209,47 @@ def _translate_chunk(items: list[tuple[str, bytes, str, str]]) -> list[FileResul
     return [_translate_one(i) for i in items]
 
 
-def _results(items: list[tuple[str, bytes, str, str]], jobs: int) -> Iterator[FileResult]:
-    """translate_bytes over ``items``, in their order."""
+def _results(items: list[tuple[str, bytes, str, str]], jobs: int,
+             done: Callable[[int], None] = lambda k: None) -> Iterator[FileResult]:
+    """translate_bytes over ``items``, yielded in their order; ``done(k)`` as item k is finished
+    (in the order the work finishes, which with jobs > 1 is not the items' order)."""
     if jobs <= 1 or len(items) <= 1:
-        for i in items:
-            yield _translate_one(i)
+        for k, i in enumerate(items):
+            r = _translate_one(i)
+            done(k)
+            yield r
         return
     from concurrent.futures import ProcessPoolExecutor
 
     workers = min(jobs, len(items))
-    # Chunks sized for about four tasks per worker (load balance), at most _MAX_CHUNK files each.
-    size = max(1, min(_MAX_CHUNK, -(-len(items) // (workers * 4))))
-    chunks = [items[k:k + size] for k in range(0, len(items), size)]
+    # Chunks: several files per task so that IPC and scheduling do not dominate, and about
+    # _TASKS_PER_WORKER tasks per worker so that the work spreads. Files go out largest first
+    # (translation time grows with size; one big file sent last would leave the others idle),
+    # and come back in the items' order.
+    total = sum(len(i[1]) for i in items)
+    budget = max(1, total // (workers * _TASKS_PER_WORKER))
+    chunks: list[list[int]] = []
+    size = budget
+    for k in sorted(range(len(items)), key=lambda k: -len(items[k][1])):
+        if size >= budget or len(chunks[-1]) >= _MAX_CHUNK:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(k)
+        size += len(items[k][1])
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for chunk in pool.map(_translate_chunk, chunks):
-            yield from chunk
+        where: dict[int, tuple] = {}
+        for chunk in chunks:
+            fut = pool.submit(_translate_chunk, [items[k] for k in chunk])
+            fut.add_done_callback(lambda _f, chunk=chunk: [done(k) for k in chunk])
+            for pos, k in enumerate(chunk):
+                where[k] = (fut, pos)
+        try:
+            for k in range(len(items)):
+                fut, pos = where.pop(k)
+                yield fut.result()[pos]
+        finally:
+            for fut, _ in where.values():
+                fut.cancel()
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,16 +381,20 @@ def _probe(to: str, style: str) -> None:
 class _Out:
     """stderr for messages, with the progress bar (when there is one) kept out of the way."""
 
-    def __init__(self, stderr: IO[str], total: int):
+    def __init__(self, stderr: IO[str]):
         self.stderr = stderr
         self.bar = None
-        isatty = getattr(stderr, "isatty", None)
-        if isatty is not None and isatty():
+
+    def start_bar(self, total_lines: int) -> None:
+        """A bar over the translation (the slow part), in lines: files differ a thousandfold in
+        size. Only on a terminal, and only once a run has taken a second (tqdm's delay)."""
+        isatty = getattr(self.stderr, "isatty", None)
+        if total_lines and isatty is not None and isatty():
             from tqdm import tqdm   # only for a terminal: keeps the import off the common path
 
             tqdm.monitor_interval = 0   # no monitor thread (forking a pool after it warns)
-            self.bar = tqdm(total=total, file=stderr, unit="file", delay=1.0, leave=False,
-                            desc="recompat", disable=False)
+            self.bar = tqdm(total=total_lines, file=self.stderr, unit=" lines", unit_scale=True, delay=1.0,
+                            leave=False, desc="recompat: translating", disable=False)
 
     def line(self, text: str) -> None:
         bar = self.bar
@@ -372,7 +406,7 @@ class _Out:
             print(text, file=self.stderr)
 
     def tick(self, n: int = 1) -> None:
-        if self.bar is not None:
+        if self.bar is not None:   # also called from the pool's result thread: tqdm locks
             self.bar.update(n)
 
     def close(self) -> None:
@@ -396,9 +430,12 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
 
     summary = Summary()
     failed: list[FileResult] = []
-    entries = _collect(opts, failed)
+    notices: list[str] = []
+    entries = _collect(opts, failed, notices)
     py = [e for e in entries if e.is_py]
-    out = _Out(stderr, len(py))
+    out = _Out(stderr)
+    for n in notices:
+        out.line(n)
     for r in failed:
         out.line(_fmt_error(r.path, r.error or ""))
 
@@ -407,25 +444,27 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     results: dict[str, FileResult] = {}
     originals: dict[str, bytes] = {}
     todo: list[tuple[str, bytes, str, str]] = []
+    todo_lines: dict[str, int] = {}
     for e in py:
         try:
             with open(e.abspath, "rb") as f:
                 data = f.read()
         except OSError as exc:
             results[e.display] = FileResult(e.display, error=_read_error(e, exc))
-            out.tick()
             continue
-        summary.lines += data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        n_lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        summary.lines += n_lines
         if trigger in data:
             originals[e.display] = data
             todo.append((e.display, data, opts.to, opts.style))
+            todo_lines[e.display] = n_lines
         else:
             results[e.display] = FileResult(e.display)
-            out.tick()
     summary.files_scanned = len(py)
     summary.files_translated = len(todo)
+    out.start_bar(sum(todo_lines.values()))
 
-    translated = _results(todo, jobs)
+    translated = _results(todo, jobs, lambda k: out.tick(todo_lines[todo[k][0]]))
     ordered: list[FileResult] = list(failed)
     would_change: list[str] = []
     try:
@@ -437,7 +476,6 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
             r = results.pop(e.display, None)
             if r is None:
                 r = next(translated)
-                out.tick()
             old = originals.pop(e.display, None)
             ordered.append(r)
             if not opts.quiet:
@@ -579,8 +617,8 @@ def _pct(x: float | None) -> str:
 
 def _print_summary(opts: Options, s: Summary, stderr: IO[str]) -> None:
     p = lambda text: print(f"recompat: {text}", file=stderr)  # noqa: E731
-    p(f"{_n(s.files_scanned, 'file')} scanned, {s.files_translated} translated, {s.files_changed} changed, "
-      f"{s.files_failed} failed")
+    p(f"{s.files_scanned:,} file{'' if s.files_scanned == 1 else 's'} scanned, {s.files_translated:,} translated, "
+      f"{s.files_changed:,} changed, {s.files_failed:,} failed")
     if s.total_sites:
         st = ", ".join(f"{s.sites[k]} {k}" for k in ("converted", "partial", "manual"))
         p(f"{_n(s.total_sites, 'site')}: {st}; conversion rate {_pct(s.conversion_rate)} "

@@ -8,6 +8,8 @@ checkpoint imports left unused. Every decision is a diagnostic on its site.
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -17,6 +19,22 @@ from recompat.translator.model import Diagnostic, Site
 from recompat.translator.source import Source
 
 PARTIAL = "functools.partial"
+
+
+@functools.lru_cache(maxsize=None)
+def import_markers(mappings: Mappings) -> re.Pattern:
+    """Text that a file using any mapped torch API must contain: the API's module path (an alias
+    may stand for its root: `th.utils.checkpoint`) or `from <parent> import ... <module>`.
+
+    Lets a file be passed over without parsing it; derived from the mappings, not listed by hand."""
+    alternatives = set()
+    for entry in mappings.entries:
+        for api in entry.torch_names:
+            parts = api.split(".")[:-1]
+            alternatives.add(re.escape(".".join(parts[1:])))
+            parent, leaf = re.escape(".".join(parts[:-1])), re.escape(parts[-1])
+            alternatives.add(rf"from\s+{parent}\s+import\s+(?:\([^)]*?|[^\n]*?)\b{leaf}\b")
+    return re.compile("|".join(sorted(alternatives)).encode())
 
 
 @dataclass
@@ -180,6 +198,7 @@ class TorchToMindSpore:
         self.ms = next((n for n, q in module_scope.imports.items() if q == "mindspore"
                         and n not in module_scope.other), "mindspore")
         self.ms_used = False
+        self.uses_dropout = "ropout" in src.text   # Dropout, dropout: see RC150
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -268,8 +287,8 @@ class TorchToMindSpore:
 
     def _keywords(self, call: ast.Call, entry: Entry, site: Site, reentrant: bool, skip=()) -> None:
         """Apply each keyword's mapping decision (keep / rename / drop) in place."""
-        previous_end = {id(k): self.src.end(prev) for prev, k in zip([*call.args, *call.keywords][:-1],
-                                                                     [*call.args, *call.keywords][1:])}
+        ordered = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+        previous_end = {id(k): self.src.end(prev) for prev, k in zip(ordered, ordered[1:])}
         for kw in call.keywords:
             if kw.arg in skip:
                 continue
@@ -280,9 +299,13 @@ class TorchToMindSpore:
             if param is None:   # the function's own keyword argument: passed through on both sides
                 self.diag(site, "RC116", name=kw.arg, value=self.src.segment(kw.value))
                 continue
-            action, code = self._decision(param, reentrant)
+            action, code, new_value = self._decision(param, reentrant)
             value = self.src.segment(kw.value)
-            if action == "rename":
+            if action == "set":
+                if value == new_value:
+                    continue
+                self.src.replace_node(kw.value, new_value)
+            elif action == "rename":
                 start = self.src.start(kw)
                 self.src.replace(start, start + len(kw.arg), param.mindspore)
             elif action == "drop":
@@ -290,16 +313,32 @@ class TorchToMindSpore:
                 self.src.replace(start, self.src.end(kw), "")
             if code:
                 self.diag(site, code, name=kw.arg, value=value, why=param.why or "")
+        present = {kw.arg for kw in call.keywords}
+        for param in entry.params:
+            action, code, new_value = self._decision(param, reentrant)
+            if action == "set" and param.torch not in present:
+                self._add_keyword(call, f"{param.mindspore}={new_value}")
+                self.diag(site, code, name=param.mindspore, value=new_value, why=param.why or "")
 
     @staticmethod
-    def _decision(param: Param, reentrant: bool) -> tuple[str, str | None]:
-        if param.reentrant and reentrant is True:
-            return param.reentrant["action"], param.reentrant["code"]
-        return param.action, param.code
+    def _decision(param: Param, reentrant) -> tuple[str, str | None, str | None]:
+        """(action, diagnostic code, value to set) for one parameter, given MindSpore's reentrancy."""
+        override = {True: param.when_reentrant, False: param.when_non_reentrant}.get(reentrant)
+        if override:
+            return override["action"], override["code"], override.get("value")
+        return param.action, param.code, None
+
+    def _non_reentrant_settings(self) -> list[str]:
+        """Keywords MindSpore's non-reentrant form always gets (from the checkpoint entry's params)."""
+        return [f"{p.mindspore}={p.when_non_reentrant['value']}" for p in self.checkpoint.params
+                if p.when_non_reentrant and p.when_non_reentrant["action"] == "set"]
+
+    def _dropout_note(self, site: Site) -> None:
+        if self.uses_dropout:
+            self.diag(site, "RC150")
 
     def _add_keyword(self, call: ast.Call, text: str) -> None:
-        last = [*call.args, *call.keywords]
-        last = max(last, key=lambda n: (n.end_lineno, n.end_col_offset))
+        last = max([*call.args, *call.keywords], key=lambda n: (n.end_lineno, n.end_col_offset))
         self.src.insert(self.src.end(last), f", {text}")
 
     # -- rules -----------------------------------------------------------------------------
@@ -345,6 +384,7 @@ class TorchToMindSpore:
         target = self.ms_name("recompute")
         self.src.replace_node(call.func, target)
         self.diag(site, "RC100", source=entry.torch["api"], target=target)
+        self._dropout_note(site)
         if self.style == "cell" and isinstance(block, ast.Attribute) and id(call) in cell_style.get("why", {}):
             self.diag(site, "RC141", attr=self.src.segment(block), why=cell_style["why"][id(call)])
 
@@ -370,9 +410,12 @@ class TorchToMindSpore:
             return self.manual(ev, site, "the function is not passed as the first positional argument")
         _, is_cell = self._callable(ev, site, call.args[0])
         reentrant = self._reentrancy(ev, site, call, is_cell, override=holder.reentrant)
+        if holder.reentrant is False:
+            reentrant = "held"  # the partial already carries the non-reentrant settings
         self._keywords(call, self.checkpoint, site, reentrant, skip=("use_reentrant",))
         self.diag(site, "RC100", source=f"{self.src.segment(call.func)} (holds torch's checkpoint)",
                   target=f"{self.src.segment(call.func)} (holds {self.ms}.recompute)")
+        self._dropout_note(site)
 
     def _reference(self, ev: Event) -> None:
         site = self._site(ev, ev.entry.torch["api"])
@@ -400,6 +443,7 @@ class TorchToMindSpore:
             self.support.append(entry)
         self.ms_used = True
         self.diag(site, "RC120", helper=name)
+        self._dropout_note(site)
 
     def _has_support(self, entry: Entry) -> bool:
         return any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"]
@@ -436,6 +480,9 @@ class TorchToMindSpore:
         for extra in call.args[1:]:
             self.diag(site, "RC133", name="argument", value=self.src.segment(extra), why="no MindSpore counterpart")
         indent = self.src.indent(stmt.lineno)
+        if "use_reentrant=False" in options:
+            options += self._non_reentrant_settings()
+            self._dropout_note(site)
         mark = f"recompute({', '.join(o for o in options if o != 'use_reentrant=True')})"
         if is_assign:
             target = self.src.render_node(stmt.targets[0])
@@ -541,8 +588,8 @@ class TorchToMindSpore:
                 if _literal_reentrant(kw.value) == "dynamic":
                     return None
                 if _literal_reentrant(kw.value) is False:
-                    opts.append("use_reentrant=False")
-            elif kw.arg in ("early_stop", "context_fn"):
+                    opts += ["use_reentrant=False", *self._non_reentrant_settings()]
+            elif kw.arg == "context_fn":
                 opts.append(f"{kw.arg}={self.src.segment(kw.value)}")
             elif kw.arg == "preserve_rng_state":
                 if not (isinstance(kw.value, ast.Constant) and kw.value.value is True):
@@ -572,6 +619,8 @@ class TorchToMindSpore:
             at = self.src.line_start(assign.end_lineno) + len(line.rstrip("\r\n"))
             self.src.insert(at, f"\n{self.src.indent(assign.lineno)}self.{plan['attr']}.recompute({plan['options']})")
         self.diag(site, "RC140", attr=f"self.{plan['attr']}")
+        if "use_reentrant=False" in plan["options"]:
+            self._dropout_note(site)
 
 
 # -- stage 2: imports and support code -------------------------------------------------------

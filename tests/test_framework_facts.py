@@ -1,0 +1,774 @@
+"""Framework facts: these pin the framework behaviour the translator's decisions rest on.
+
+Each test runs real torch 2.13 / MindSpore 2.10 code on tiny models (CPU) and asserts one
+behaviour the translator relies on or must work around. If a framework upgrade changes one
+of them, the matching test fails and the translator's decision must be revisited.
+
+The MindSpore execution mode is process-global and tests may share a process (pytest-xdist),
+so every MindSpore test sets the mode it needs through the `pynative` or `graph` fixture.
+Seeds are fixed in every test.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import warnings
+
+os.environ.setdefault("GLOG_v", "3")
+
+import numpy as np
+import pytest
+
+import mindspore as ms
+import torch
+from mindspore import Tensor, nn, ops
+from torch.utils.checkpoint import checkpoint, checkpoint_sequential
+
+pytestmark = pytest.mark.runtime
+
+
+# --------------------------------------------------------------------------- helpers
+
+@pytest.fixture
+def pynative():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    yield
+
+
+@pytest.fixture
+def graph(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)          # a failed compile writes rank_0/om/analyze_fail.ir into the cwd
+    ms.set_context(mode=ms.GRAPH_MODE)
+    yield
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def x_of(shape=(3, 4), seed=0):
+    return Tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+def copy_params(dst, src):
+    """Give dst the parameter values of src (same structure, same names)."""
+    pairs = list(zip(dst.parameters_and_names(), src.parameters_and_names()))
+    assert len(pairs) == len(list(src.parameters_and_names())) > 0
+    for (n1, p1), (n2, p2) in pairs:
+        assert n1 == n2, (n1, n2)
+        p1.set_data(p2.data.copy())
+
+
+def grads(net, *inputs, positions=0):
+    """(loss, input grads, parameter grads) as numpy, via mindspore.value_and_grad."""
+    fn = ms.value_and_grad(net, grad_position=positions, weights=net.trainable_params())
+    loss, (gx, gw) = fn(*inputs)
+    gx = [g.asnumpy() for g in gx] if isinstance(gx, tuple) else [gx.asnumpy()]
+    return loss.asnumpy(), gx, [g.asnumpy() for g in gw]
+
+
+def assert_same(a, b):
+    la, xa, wa = a
+    lb, xb, wb = b
+    np.testing.assert_array_equal(la, lb)
+    assert len(xa) == len(xb) and len(wa) == len(wb) > 0
+    for p, q in zip(xa + wa, xb + wb):
+        np.testing.assert_allclose(p, q, rtol=1e-6, atol=1e-7)
+
+
+def differs(a, b):
+    return any(not np.allclose(p, q, rtol=1e-5, atol=1e-6) for p, q in zip(a[1] + a[2], b[1] + b[2]))
+
+
+class Block(nn.Cell):
+    """Dense 4->8 + ReLU, counting calls to construct."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(4, 8)
+        self.relu = nn.ReLU()
+        self.calls = 0
+
+    def construct(self, x, mask=None):
+        self.calls += 1
+        y = self.relu(self.dense(x))
+        if mask is not None:
+            y = y * mask
+        return y
+
+
+class Parent(nn.Cell):
+    """head(block(x)).sum(), the block called plainly or through mindspore.recompute in one of several forms."""
+
+    def __init__(self, form=None, **rc_kwargs):
+        super().__init__()
+        self.block = Block()
+        self.head = nn.Dense(8, 4)
+        self.form = form
+        self.rc_kwargs = rc_kwargs
+
+    def body(self, x):
+        return self.block(x)
+
+    def construct(self, x):
+        form, kw = self.form, self.rc_kwargs
+        if form is None:
+            y = self.block(x)
+        elif form == "cell":
+            y = ms.recompute(self.block, x, **kw)
+        elif form == "function":
+            block = self.block
+
+            def f(t):
+                return block(t)
+            y = ms.recompute(f, x, **kw)
+        elif form == "lambda":
+            y = ms.recompute(lambda t: self.block(t), x, **kw)
+        elif form == "method":
+            y = ms.recompute(self.body, x, **kw)
+        else:
+            raise AssertionError(form)
+        return self.head(y).sum()
+
+
+def make(form=None, ref=None, seed=0, **rc_kwargs):
+    ms.set_seed(seed)
+    net = Parent(form, **rc_kwargs)
+    if ref is not None:
+        copy_params(net, ref)
+    return net
+
+
+# --------------------------------------------------------------------------- signatures
+
+def test_signatures_of_both_apis():
+    ms_rc = inspect.signature(ms.recompute).parameters
+    assert list(ms_rc) == ["block", "args", "use_reentrant", "output_recompute", "early_stop", "context_fn", "kwargs"]
+    assert ms_rc["use_reentrant"].default is True
+    assert ms_rc["early_stop"].default is True
+    assert "save_rng_state" not in ms_rc                    # hidden: taken out of **kwargs
+    cell_rc = inspect.signature(nn.Cell.recompute).parameters
+    assert all(p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD) for n, p in cell_rc.items() if n != "self")
+    assert cell_rc["use_reentrant"].default is True
+    pt = inspect.signature(checkpoint).parameters
+    assert "preserve_rng_state" not in pt                  # taken out of **kwargs
+    assert pt["use_reentrant"].default is None
+    assert list(inspect.signature(checkpoint_sequential).parameters) == [
+        "functions", "segments", "input", "use_reentrant", "kwargs"]
+
+
+# --------------------------------------------------------------------------- a. Cell, both forms
+
+@pytest.mark.parametrize("rc_kwargs", [{}, {"use_reentrant": True}, {"use_reentrant": False}],
+                         ids=["default", "reentrant", "non_reentrant"])
+def test_a_recompute_cell_matches_plain(pynative, rc_kwargs):
+    x = x_of()
+    ref = make()
+    expected = grads(ref, x)
+    assert ref.block.calls == 1
+    net = make("cell", ref, **rc_kwargs)
+    assert_same(grads(net, x), expected)
+    assert net.block.calls == 2                            # forward + recompute in backward
+
+
+# --------------------------------------------------------------------------- b. non-Cell blocks
+
+@pytest.mark.parametrize("form", ["function", "lambda", "method"])
+@pytest.mark.parametrize("rc_kwargs", [{}, {"use_reentrant": True}], ids=["default", "reentrant"])
+def test_b_reentrant_rejects_non_cell(pynative, form, rc_kwargs):
+    net = make(form, **rc_kwargs)
+    with pytest.raises(TypeError, match="only support block which inherited from Cell when use_reentrant=True"):
+        net(x_of())
+
+
+@pytest.mark.parametrize("form", ["function", "lambda", "method"])
+def test_b_non_reentrant_accepts_non_cell(pynative, form):
+    x = x_of()
+    ref = make()
+    net = make(form, ref, use_reentrant=False)
+    assert_same(grads(net, x), grads(ref, x))
+    assert net.block.calls == 2
+
+
+# --------------------------------------------------------------------------- c. RNG flags
+
+def test_c_reentrant_save_rng_state_false_crashes_in_backward(pynative):
+    x = x_of()
+    net = make("cell", save_rng_state=False)
+    net(x)                                                  # forward is fine
+    with pytest.raises(RuntimeError, match="Invalid tensor input"):
+        grads(net, x)
+
+
+def test_c_reentrant_any_save_rng_state_kwarg_breaks_backward(pynative):
+    # Even the default value, passed explicitly, breaks reentrant backward: the kwarg is popped
+    # in forward and the custom bprop then returns one gradient too few.
+    x = x_of()
+    net = make("cell", save_rng_state=True)
+    net(x)
+    with pytest.raises(RuntimeError, match="Fn gradient size should larger than next edges size"):
+        grads(net, x)
+
+
+@pytest.mark.parametrize("form", ["cell", "function"])
+def test_c_non_reentrant_accepts_save_rng_state_false(pynative, form):
+    x = x_of()
+    ref = make()
+    net = make(form, ref, use_reentrant=False, save_rng_state=False)
+    assert_same(grads(net, x), grads(ref, x))
+
+
+@pytest.mark.parametrize("form,rc_kwargs", [("cell", {}), ("cell", {"use_reentrant": False}),
+                                            ("function", {"use_reentrant": False})])
+def test_c_preserve_rng_state_is_forwarded_to_the_block(pynative, form, rc_kwargs):
+    net = make(form, preserve_rng_state=True, **rc_kwargs)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'preserve_rng_state'"):
+        net(x_of())
+
+
+# --------------------------------------------------------------------------- d. densenet closure
+
+def test_d_densenet_closure_splatted_inputs(pynative):
+    ms.set_seed(0)
+    dense, relu = nn.Dense(12, 4), nn.ReLU()
+
+    def f(*inputs):
+        return relu(dense(ops.cat(inputs, 1)))
+
+    xs = [x_of(seed=i) for i in range(3)]
+
+    def run(fn):
+        g = ms.value_and_grad(fn, grad_position=(0, 1, 2), weights=dense.trainable_params())
+        loss, (gx, gw) = g(*xs)
+        return loss.asnumpy(), [t.asnumpy() for t in gx], [t.asnumpy() for t in gw]
+
+    plain = run(lambda *t: f(*t).sum())
+    recomputed = run(lambda *t: ms.recompute(f, *t, use_reentrant=False).sum())
+    assert len(recomputed[1]) == 3 and all(np.abs(g).sum() > 0 for g in recomputed[1])
+    assert_same(recomputed, plain)
+    with pytest.raises(TypeError):
+        ms.recompute(f, *xs)
+
+
+# --------------------------------------------------------------------------- e. keyword arguments
+
+class MaskParent(nn.Cell):
+    def __init__(self, recompute, **rc_kwargs):
+        super().__init__()
+        self.block = Block()
+        self.head = nn.Dense(8, 4)
+        self.use_recompute = recompute
+        self.rc_kwargs = rc_kwargs
+
+    def construct(self, x, m):
+        if self.use_recompute:
+            y = ms.recompute(self.block, x, mask=m, **self.rc_kwargs)
+        else:
+            y = self.block(x, mask=m)
+        return self.head(y).sum()
+
+
+@pytest.mark.parametrize("rc_kwargs", [{}, {"use_reentrant": False}], ids=["reentrant", "non_reentrant"])
+def test_e_kwargs_are_forwarded_to_construct(pynative, rc_kwargs):
+    x = x_of()
+    m = Tensor(np.array([[1, 0, 1, 0, 1, 0, 1, 0]] * 3, np.float32))
+    ms.set_seed(0)
+    ref = MaskParent(False)
+    expected = grads(ref, x, m, positions=(0, 1))
+    ms.set_seed(0)
+    net = MaskParent(True, **rc_kwargs)
+    copy_params(net, ref)
+    got = grads(net, x, m, positions=(0, 1))
+    assert_same(got, expected)                              # includes the gradient for the mask
+    no_mask = grads(ref, x, Tensor(np.ones((3, 8), np.float32)), positions=(0, 1))
+    assert not np.allclose(got[0], no_mask[0])              # the mask really reached construct
+    assert net.block.calls == 2
+
+
+# --------------------------------------------------------------------------- f. dropout
+
+class DropBlock(nn.Cell):
+    def __init__(self, functional=False):
+        super().__init__()
+        self.dense = nn.Dense(4, 8)
+        self.drop = nn.Dropout(p=0.5)
+        self.functional = functional
+
+    def construct(self, x):
+        h = self.dense(x)
+        if self.functional:
+            return ops.dropout(h, p=0.5, training=True)
+        return self.drop(h)
+
+
+class DropParent(nn.Cell):
+    def __init__(self, form=None, functional=False, **rc_kwargs):
+        super().__init__()
+        self.block = DropBlock(functional)
+        self.head = nn.Dense(8, 4)
+        self.form = form
+        self.rc_kwargs = rc_kwargs
+        if form == "Cell.recompute":
+            self.block.recompute(**rc_kwargs)
+
+    def construct(self, x):
+        if self.form == "recompute":
+            y = ms.recompute(self.block, x, **self.rc_kwargs)
+        else:
+            y = self.block(x)
+        return self.head(y).sum()
+
+
+def drop_step(form=None, functional=False, steps=1, **rc_kwargs):
+    """Fresh net built after set_seed(0); `steps` grad steps, each after set_seed(123)."""
+    ms.set_seed(0)
+    net = DropParent(form, functional, **rc_kwargs)
+    net.set_train(True)
+    x = x_of((16, 4))
+    out = []
+    for _ in range(steps):
+        ms.set_seed(123)
+        out.append(grads(net, x))
+    return out
+
+
+def test_f_nn_dropout_mask_stream_belongs_to_the_primitive(pynative):
+    # nn.Dropout's seeds are fixed when it is built; set_seed before a call does not rewind it.
+    ms.set_seed(0)
+    net = DropParent()
+    net.set_train(True)
+    x = x_of((16, 4))
+    ms.set_seed(123)
+    first = net(x).asnumpy()
+    ms.set_seed(123)
+    second = net(x).asnumpy()
+    assert not np.allclose(first, second)
+    # A fresh net built after the same seed repeats the masks.
+    ms.set_seed(0)
+    again = DropParent()
+    again.set_train(True)
+    ms.set_seed(999)
+    np.testing.assert_array_equal(again(x).asnumpy(), first)
+
+
+@pytest.mark.parametrize("functional", [False, True], ids=["nn.Dropout", "ops.dropout"])
+@pytest.mark.parametrize("form,rc_kwargs", [
+    ("recompute", {}),
+    ("recompute", {"use_reentrant": False, "early_stop": False}),
+    ("Cell.recompute", {"use_reentrant": False, "early_stop": False}),
+], ids=["recompute-reentrant", "recompute-nonreentrant", "Cell.recompute-nonreentrant"])
+def test_f_dropout_under_mindspore_recompute_gets_a_new_mask(pynative, functional, form, rc_kwargs):
+    # The recomputation draws a fresh mask: the loss (forward) equals the plain run, the gradients do not.
+    plain = drop_step(functional=functional)[0]
+    got = drop_step(form, functional, **rc_kwargs)[0]
+    np.testing.assert_array_equal(got[0], plain[0])
+    assert differs(got, plain)
+
+
+def test_f_cell_recompute_reentrant_keeps_nn_dropout_mask(pynative):
+    # Cell.recompute() (reentrant) is the one form whose gradients equal the plain run with nn.Dropout,
+    # on every step of a short training run.
+    plain = drop_step(steps=3)
+    got = drop_step("Cell.recompute", steps=3)
+    assert differs(plain[0], plain[1])                      # the masks do change from step to step
+    for a, b in zip(got, plain):
+        assert_same(a, b)
+
+
+def test_f_cell_recompute_reentrant_does_not_keep_functional_dropout_mask(pynative):
+    plain = drop_step(functional=True)[0]
+    got = drop_step("Cell.recompute", functional=True)[0]
+    np.testing.assert_array_equal(got[0], plain[0])
+    assert differs(got, plain)
+
+
+@pytest.mark.parametrize("form", ["recompute", "Cell.recompute"])
+def test_f_dropout_non_reentrant_early_stop_crashes(pynative, form):
+    with pytest.raises(RuntimeError, match="Stack input_args_info_stack_ is empty"):
+        drop_step(form, use_reentrant=False)
+
+
+# --------------------------------------------------------------------------- g. Cell.recompute
+
+@pytest.mark.parametrize("rc_kwargs", [{}, {"use_reentrant": False}, {"output_recompute": True},
+                                       {"mp_comm_recompute": False, "recompute_slice_activation": True}],
+                         ids=["default", "non_reentrant", "output_recompute", "parallel_keys"])
+def test_g_cell_recompute_matches_and_really_recomputes(pynative, rc_kwargs):
+    x = x_of()
+    ref = make()
+    expected = grads(ref, x)
+    net = make(ref=ref)
+    hook_calls = []
+    assert net.block.recompute(**rc_kwargs) is None
+    net.block.register_forward_hook(lambda cell, args, out: hook_calls.append(1))
+    assert_same(grads(net, x), expected)
+    assert (ref.block.calls, net.block.calls) == (1, 2)    # construct runs twice in one grad step
+    assert len(hook_calls) == 1                             # forward hooks see only the first run
+
+
+def test_g_parent_cell_recompute_recomputes_children(pynative):
+    x = x_of()
+    ref = make()
+    net = make(ref=ref)
+    net.recompute()
+    assert_same(grads(net, x), grads(ref, x))
+    assert net.block.calls == 2
+
+
+def test_g_cell_recompute_twice(pynative):
+    net = make()
+    net.block.recompute(use_reentrant=True)
+    with pytest.raises(TypeError, match="_recompute_cell' already exists"):
+        net.block.recompute(use_reentrant=False)
+    # The other order, and the same flag twice, do not raise.
+    for first, second in [(False, True), (True, True), (False, False)]:
+        other = make()
+        other.block.recompute(use_reentrant=first)
+        other.block.recompute(use_reentrant=second)
+
+
+def test_g_cell_recompute_rejects_unknown_and_positional_arguments(pynative):
+    net = make()
+    with pytest.raises(ValueError, match="keyword 'foo' is not recognized"):
+        net.block.recompute(foo=1)
+    with pytest.raises(TypeError):
+        make().block.recompute(False)
+
+
+# --------------------------------------------------------------------------- h. early_stop crash
+
+class ConvBlock(nn.Cell):
+    def __init__(self, tail="none"):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, pad_mode="valid", has_bias=True)
+        self.relu = nn.ReLU()
+        self.w = ms.Parameter(Tensor(np.full((3, 2, 3, 3), 0.1, np.float32)), name="w")
+        self.tail = tail
+
+    def construct(self, x):
+        y = ops.conv2d(x, self.w) if self.tail == "functional" else self.conv(x)
+        if self.tail == "relu":
+            y = self.relu(y)
+        elif self.tail == "square":
+            y = y * y
+        return y
+
+
+class ConvParent(nn.Cell):
+    def __init__(self, tail, recompute, **rc_kwargs):
+        super().__init__()
+        self.block = ConvBlock(tail)
+        self.use_recompute = recompute
+        self.rc_kwargs = rc_kwargs
+
+    def construct(self, x):
+        y = ms.recompute(self.block, x, **self.rc_kwargs) if self.use_recompute else self.block(x)
+        return (y * y).sum()
+
+
+def conv_pair(tail, **rc_kwargs):
+    ms.set_seed(0)
+    ref = ConvParent(tail, False)
+    ms.set_seed(0)
+    net = ConvParent(tail, True, **rc_kwargs)
+    copy_params(net, ref)
+    return ref, net
+
+
+@pytest.mark.parametrize("tail", ["none", "functional"])
+@pytest.mark.parametrize("shape", [(1, 2, 5, 5), (2, 2, 8, 8)])
+def test_h_non_reentrant_early_stop_crashes_when_block_ends_in_conv(pynative, tail, shape):
+    _, net = conv_pair(tail, use_reentrant=False)
+    for _ in range(2):                                      # deterministic, not a one-off
+        with pytest.raises(RuntimeError, match="Stack input_args_info_stack_ is empty"):
+            grads(net, x_of(shape, seed=1))
+
+
+@pytest.mark.parametrize("tail,rc_kwargs", [
+    ("none", {"use_reentrant": False, "early_stop": False}),
+    ("none", {}),                                           # reentrant
+    ("relu", {"use_reentrant": False}),                     # a tensor-saving op after the conv
+    ("square", {"use_reentrant": False}),
+], ids=["early_stop_false", "reentrant", "conv_relu", "conv_square"])
+def test_h_conv_block_works_without_the_trigger(pynative, tail, rc_kwargs):
+    x = x_of((2, 2, 6, 6), seed=1)
+    ref, net = conv_pair(tail, **rc_kwargs)
+    assert_same(grads(net, x), grads(ref, x))
+
+
+# --------------------------------------------------------------------------- i. BatchNorm
+
+class BNBlock(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, pad_mode="valid", has_bias=True)
+        self.bn = nn.BatchNorm2d(3)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        return self.relu(self.bn(self.conv(x)))
+
+
+class BNParent(nn.Cell):
+    def __init__(self, form=None, **rc_kwargs):
+        super().__init__()
+        self.block = BNBlock()
+        self.form = form
+        self.rc_kwargs = rc_kwargs
+        if form == "Cell.recompute":
+            self.block.recompute(**rc_kwargs)
+
+    def construct(self, x):
+        y = ms.recompute(self.block, x, **self.rc_kwargs) if self.form == "recompute" else self.block(x)
+        return (y * y).sum()
+
+
+def bn_step(form=None, **rc_kwargs):
+    ms.set_seed(0)
+    net = BNParent(form, **rc_kwargs)
+    net.set_train(True)
+    bn = net.block.bn
+    m0, v0 = bn.moving_mean.asnumpy().copy(), bn.moving_variance.asnumpy().copy()
+    x = x_of((4, 2, 6, 6), seed=2) * 3 + 1
+    g = grads(net, x)
+    return bn.moving_mean.asnumpy() - m0, bn.moving_variance.asnumpy() - v0, g
+
+
+@pytest.mark.parametrize("form,rc_kwargs", [
+    ("recompute", {}), ("recompute", {"use_reentrant": False}),
+    ("Cell.recompute", {}), ("Cell.recompute", {"use_reentrant": False}),
+], ids=["recompute-reentrant", "recompute-nonreentrant", "Cell.recompute-reentrant", "Cell.recompute-nonreentrant"])
+def test_i_batchnorm_statistics_updated_twice(pynative, form, rc_kwargs):
+    dm_plain, dv_plain, g_plain = bn_step()
+    dm, dv, g = bn_step(form, **rc_kwargs)
+    assert np.all(np.abs(dm_plain) > 1e-3) and np.all(np.abs(dv_plain) > 1e-3)
+    momentum = 0.9                                          # MindSpore's default: weight of the old value
+    np.testing.assert_allclose(dm / dm_plain, 1 + momentum, rtol=1e-4)
+    np.testing.assert_allclose(dv / dv_plain, 1 + momentum, rtol=1e-4)
+    assert_same(g, g_plain)                                 # gradients still match
+
+
+# --------------------------------------------------------------------------- j. SequentialCell
+
+def test_j_sequential_cell_cells_len_slicing(pynative):
+    ms.set_seed(0)
+    layers = [nn.Dense(4, 4), nn.ReLU(), nn.Dense(4, 4), nn.Tanh(), nn.Dense(4, 2)]
+    seq = nn.SequentialCell(layers)
+    assert all(a is b for a, b in zip(seq.cells(), layers)) and len(list(seq.cells())) == 5
+    assert len(seq) == 5
+    part = seq[1:3]
+    assert isinstance(part, nn.SequentialCell) and len(part) == 2 and part[0] is layers[1]
+    assert seq[-1] is layers[4]
+    from collections import OrderedDict
+    named = nn.SequentialCell(OrderedDict([("a", nn.Dense(4, 4)), ("b", nn.ReLU())]))
+    assert [type(c).__name__ for c in named.cells()] == ["Dense", "ReLU"]
+
+
+# --------------------------------------------------------------------------- k. GRAPH mode
+
+class GBlock(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(4, 8)
+        self.relu = nn.ReLU()
+
+    def construct(self, x):
+        return self.relu(self.dense(x))
+
+
+class GPlain(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.block = GBlock()
+        self.head = nn.Dense(8, 4)
+
+    def construct(self, x):
+        return self.head(self.block(x)).sum()
+
+
+class GRecomputeCell(GPlain):
+    def construct(self, x):
+        return self.head(ms.recompute(self.block, x)).sum()
+
+
+class GRecomputeCellNonReentrant(GPlain):
+    def construct(self, x):
+        return self.head(ms.recompute(self.block, x, use_reentrant=False)).sum()
+
+
+class GRecomputeMethod(GPlain):
+    def body(self, x):
+        return self.block(x)
+
+    def construct(self, x):
+        return self.head(ms.recompute(self.body, x)).sum()
+
+
+def _graph_net(cls, ref):
+    ms.set_seed(0)
+    net = cls()
+    copy_params(net, ref)
+    return net
+
+
+def test_k_graph_mode_cell_recompute(graph):
+    x = x_of()
+    ms.set_seed(0)
+    ref = GPlain()
+    expected = grads(ref, x)
+    for kwargs in ({}, {"use_reentrant": False}):
+        net = _graph_net(GPlain, ref)
+        assert net.block.recompute(**kwargs) is None
+        assert_same(grads(net, x), expected)
+
+
+@pytest.mark.parametrize("cls", [GRecomputeCell, GRecomputeCellNonReentrant, GRecomputeMethod])
+def test_k_graph_mode_recompute_inside_construct(graph, cls):
+    # Under GRAPH mode the reentrancy check is skipped: even a bound method with the reentrant default works.
+    x = x_of()
+    ms.set_seed(0)
+    ref = GPlain()
+    assert_same(grads(_graph_net(cls, ref), x), grads(ref, x))
+
+
+# --------------------------------------------------------------------------- l. torch side
+
+def test_l_torch_checkpoint_without_use_reentrant_warns_and_is_reentrant():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 4)
+    x = torch.randn(3, 4, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = checkpoint(lin, x)
+    relevant = [w for w in caught if "use_reentrant parameter should be passed explicitly" in str(w.message)]
+    assert len(relevant) == 1 and relevant[0].category is UserWarning
+    with pytest.raises(RuntimeError, match="When use_reentrant=True"):
+        torch.autograd.grad(y.sum(), x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        no_grad_input = checkpoint(lin, torch.randn(3, 4))
+        with pytest.raises(ValueError, match="Unexpected keyword arguments: foo"):
+            checkpoint(lin, x, foo=1)
+    assert no_grad_input.requires_grad is False            # reentrant: no input requires grad -> no grad
+    assert checkpoint(lin, torch.randn(3, 4), use_reentrant=False).requires_grad is True
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_l_torch_preserve_rng_state(use_reentrant):
+    torch.manual_seed(0)
+    lin, drop = torch.nn.Linear(4, 8), torch.nn.Dropout(0.5)
+
+    def f(t):
+        return drop(lin(t))
+
+    def input_grad(ckpt, **kw):
+        torch.manual_seed(1)
+        x = torch.randn(16, 4, requires_grad=True)
+        torch.manual_seed(5)
+        out = checkpoint(f, x, use_reentrant=use_reentrant, **kw) if ckpt else f(x)
+        out.sum().backward()
+        return x.grad
+
+    plain = input_grad(False)
+    assert torch.equal(input_grad(True, preserve_rng_state=True), plain)
+    assert torch.equal(input_grad(True), plain)             # default True
+    assert not torch.allclose(input_grad(True, preserve_rng_state=False), plain)
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+@pytest.mark.parametrize("n,segments,twice", [(5, 2, 2), (4, 2, 2), (6, 3, 4), (5, 3, 2)])
+def test_l_torch_checkpoint_sequential_segments(use_reentrant, n, segments, twice):
+    torch.manual_seed(0)
+    seq = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()) for _ in range(n)])
+    pre, post = [0] * n, [0] * n
+    for i, layer in enumerate(seq):
+        layer.register_forward_pre_hook(lambda mod, args, i=i: pre.__setitem__(i, pre[i] + 1))
+        layer.register_forward_hook(lambda mod, args, out, i=i: post.__setitem__(i, post[i] + 1))
+    out = checkpoint_sequential(seq, segments, torch.randn(2, 4, requires_grad=True), use_reentrant=use_reentrant)
+    out.sum().backward()
+    # the first segments - 1 chunks of n // segments layers run twice; the last chunk and the remainder once
+    assert pre == [2] * twice + [1] * (n - twice)
+    if use_reentrant:
+        assert post == pre
+    else:
+        # early_stop ends the recomputation inside the last layer of each chunk: its forward hook never fires
+        size = n // segments
+        assert post == [1 if i < twice and (i + 1) % size == 0 else pre[i] for i in range(n)]
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_l_torch_batchnorm_inside_checkpoint_tracks_two_batches(use_reentrant):
+    torch.manual_seed(0)
+    bn = torch.nn.BatchNorm1d(4)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), bn)
+    checkpoint(model, torch.randn(8, 4, requires_grad=True), use_reentrant=use_reentrant).sum().backward()
+    assert bn.num_batches_tracked.item() == 2
+    plain = torch.nn.BatchNorm1d(4)
+    plain(torch.randn(8, 4, requires_grad=True)).sum().backward()
+    assert plain.num_batches_tracked.item() == 1
+
+
+# --------------------------------------------------------------------------- recompat's recompute_sequential
+
+def _recompute_sequential():
+    from recompat import mappings
+    code = mappings.default().entry("checkpoint_sequential").support_code.replace("{ms}", "mindspore")
+    namespace = {"mindspore": ms}
+    exec(compile(code, "<recompute_sequential>", "exec"), namespace)
+    return namespace["recompute_sequential"]
+
+
+class CountedLayer(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(4, 4)
+        self.relu = nn.ReLU()
+        self.calls = 0
+
+    def construct(self, x):
+        self.calls += 1
+        return self.relu(self.dense(x))
+
+
+class SeqNet(nn.Cell):
+    def __init__(self, layers, segments, helper=None):
+        super().__init__()
+        self.seq = nn.SequentialCell(layers)
+        self.segments = segments
+        self.helper = helper
+
+    def construct(self, x):
+        y = self.helper(self.seq, self.segments, x) if self.helper else self.seq(x)
+        return (y * y).sum()
+
+
+@pytest.mark.parametrize("n,segments,twice", [(5, 2, 2), (6, 3, 4), (5, 3, 2), (5, 1, 0)])
+def test_recompute_sequential_helper_matches_torch_segmentation(pynative, n, segments, twice):
+    helper = _recompute_sequential()
+    x = x_of((2, 4), seed=3)
+    ms.set_seed(0)
+    ref = SeqNet([CountedLayer() for _ in range(n)], segments)
+    expected = grads(ref, x)
+    ms.set_seed(0)
+    net = SeqNet([CountedLayer() for _ in range(n)], segments, helper)
+    copy_params(net, ref)
+    assert_same(grads(net, x), expected)
+    assert [c.calls for c in ref.seq.cells()] == [1] * n
+    assert [c.calls for c in net.seq.cells()] == [2] * twice + [1] * (n - twice)
+
+
+class ConvLayer(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 3, pad_mode="same", has_bias=True)
+
+    def construct(self, x):
+        return self.conv(x)
+
+
+def test_recompute_sequential_helper_segment_ending_in_conv(pynative):
+    helper = _recompute_sequential()
+    x = x_of((1, 2, 5, 5), seed=4)
+    ms.set_seed(0)
+    ref = SeqNet([ConvLayer(), ConvLayer(), nn.ReLU(), ConvLayer()], 2)
+    ms.set_seed(0)
+    net = SeqNet([ConvLayer(), ConvLayer(), nn.ReLU(), ConvLayer()], 2, helper)
+    copy_params(net, ref)
+    assert_same(grads(net, x), grads(ref, x))
