@@ -519,3 +519,24 @@ def test_non_reentrant_gets_early_stop_false_and_dropout_is_flagged():
     assert "return mindspore.recompute(self.block, x)\n" in text  # reentrant: early stop does not apply
     assert codes(result).count("RC150") == 2
     assert all(s.status == "partial" for s in result.sites)
+
+
+def test_function_level_imports_are_judged_in_their_function():
+    text, _ = translate("""
+        import inspect
+
+
+        def run(f, x):
+            from torch.utils.checkpoint import checkpoint
+
+            return checkpoint(f, x, use_reentrant=False)
+
+
+        def signature():
+            from torch.utils.checkpoint import checkpoint
+
+            return inspect.signature(checkpoint)
+    """)
+    assert text.count("from torch.utils.checkpoint import checkpoint") == 1  # still used in signature()
+    assert "return inspect.signature(checkpoint)" in text
+    assert "return mindspore.recompute(f, x, use_reentrant=False, early_stop=False)" in text

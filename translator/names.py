@@ -232,11 +232,13 @@ def attribute_chain(node: ast.AST) -> list[str] | None:
     return parts[::-1]
 
 
-def module_level_uses(tree: ast.Module) -> set[str]:
-    """Names read somewhere in the file that resolve to a module-level binding (or to none).
-
-    A function's own variable named like an import does not keep that import alive."""
-    used: set[str] = set()
+def binding_uses(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[int, int]]:
+    """Which bindings are read: {(id of the binding scope's node, name)}, and the scope (node id)
+    each import statement binds into. A function's own variable named like an import does not keep
+    a module-level import alive, and a function-level import is judged inside its function."""
+    used: set[tuple[int, str]] = set()
+    import_scope: dict[int, int] = {}
+    module = build_scope(tree, None)
 
     def visit(node, scope):
         for child in ast.iter_child_nodes(node):
@@ -244,18 +246,15 @@ def module_level_uses(tree: ast.Module) -> set[str]:
                 args = child.args
                 for d in [*args.defaults, *args.kw_defaults, *getattr(child, "decorator_list", [])]:
                     if d is not None:
-                        visit_expr(d, scope)
+                        visit(ast.Expression(body=d), scope)
                 visit(child, build_scope(child, scope))
             elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
-                found = scope.lookup(child.id)
-                if found is None or found.parent is None:
-                    used.add(child.id)
+                found = scope.lookup(child.id) or module
+                used.add((id(found.node), child.id))
             else:
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    import_scope[id(child)] = id(scope.node)
                 visit(child, scope)
 
-    def visit_expr(expr, scope):
-        wrapper = ast.Expression(body=expr)
-        visit(wrapper, scope)
-
-    visit(tree, build_scope(tree, None))
-    return used
+    visit(tree, module)
+    return used, import_scope

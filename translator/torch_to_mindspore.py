@@ -630,7 +630,7 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
     """Remove torch checkpoint imports nothing uses any more; add `import mindspore` and support code."""
     modules = {api.rsplit(".", 1)[0] for e in mappings.entries for api in e.torch_names}
     modules |= {api for e in mappings.entries for api in e.torch_names}
-    used = names.module_level_uses(tree)
+    used, import_scope = names.binding_uses(tree)
     dotted = {".".join(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
               for c in [names.attribute_chain(n)] if c}
     imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
@@ -644,10 +644,11 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
             qual = alias.name     # `import torch.utils.checkpoint` binds `torch` but imports the module
         if qual is None or not any(qual == m or qual.startswith(m + ".") for m in modules):
             return False
+        is_used = (import_scope[id(stmt)], name) in used
         if name != qual:
-            return name not in used
+            return not is_used
         return not any(d == qual or d.startswith(qual + ".") for d in dotted) and (
-            bound_roots[name] > 1 or name not in used)
+            bound_roots[name] > 1 or not is_used)
 
     removed_at = None
     for stmt in imports:
