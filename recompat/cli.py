@@ -93,6 +93,10 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return _build()[0]
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="recompat", formatter_class=fmt, epilog=_MAIN_EPILOG,
@@ -123,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Translate the example project (examples/) into out/demo/ and show what changed.")
     d.add_argument("-o", "--output", metavar="DIR", help="where to write the translated copy (default: <repo>/out/demo)")
     _add_common(d)
-    return parser
+    return parser, {"translate": t, "demo": d}
 
 
 def _error(message: str) -> int:
@@ -169,8 +173,16 @@ def _demo(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    parser, commands = _build()
+    args, rest = parser.parse_known_args(argv)
+    if rest:
+        if args.command not in commands:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        # Paths after options (`translate src -o out tests/`): parse the command's arguments again,
+        # intermixed, which argparse cannot do across subcommands.
+        own = argv[argv.index(args.command) + 1:]
+        args = commands[args.command].parse_intermixed_args(own, argparse.Namespace(command=args.command))
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR

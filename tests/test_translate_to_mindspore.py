@@ -540,3 +540,16 @@ def test_function_level_imports_are_judged_in_their_function():
     assert text.count("from torch.utils.checkpoint import checkpoint") == 1  # still used in signature()
     assert "return inspect.signature(checkpoint)" in text
     assert "return mindspore.recompute(f, x, use_reentrant=False, early_stop=False)" in text
+
+
+def test_an_unused_torch_checkpoint_import_is_removed():
+    text, result = translate("""
+        import torch.nn as nn
+        from torch.utils.checkpoint import checkpoint
+
+
+        class M(nn.Module):
+            pass
+    """)
+    assert "checkpoint" not in text and "import torch.nn as nn" in text
+    assert result.sites == []

@@ -35,21 +35,23 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
 
     result = FileResult(path)
     m = _mappings.default()
-    if TRIGGERS[to] not in data or not (import_markers(m).search(data)
-                                        or any(h.encode() in data for h in holders)):
+    may_use_torch = TRIGGERS[to] in data and import_markers(m).search(data)
+    if not (may_use_torch or any(h.encode() in data for h in holders)):
         return result
     src = Source(data, path)
     tree = src.parse()
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))
-    if not src.edited:
-        return result
-    stage1 = src.result()
-    # Stage 2 works on the rewritten text: re-parsing it also proves stage 1 produced valid Python.
-    src2 = Source(src.encode(stage1), path)
-    tree2 = _parse_own_output(src2, path)
+    if src.edited:
+        # Stage 2 works on the rewritten text: re-parsing it also proves stage 1 produced valid Python.
+        src2 = Source(src.encode(src.result()), path)
+        tree2 = _parse_own_output(src2, path)
+    else:
+        src2, tree2 = src, tree
     settle_imports(src2, tree2, m, tx.ms, tx.ms_used, tx.support)
+    if not (src.edited or src2.edited):
+        return result
     text = src2.result()
     _parse_own_output(Source(src.encode(text), path), path)
     new_data = src.encode(text)

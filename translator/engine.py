@@ -190,9 +190,15 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
 # Per file (runs in worker processes when jobs > 1)
 
 
-def _translate_one(item: tuple[str, bytes, str, str]) -> FileResult:
-    path, data, to, style = item
+# What a worker gets for one file: path, bytes, to, style, holders (see _translate_all).
+_Item = tuple[str, bytes, str, str, tuple[str, ...]]
+
+
+def _translate_one(item: _Item) -> FileResult:
+    path, data, to, style, holders = item
     try:
+        if holders:
+            return translate_bytes(data, path, to=to, style=style, holders=holders)
         return translate_bytes(data, path, to=to, style=style)
     except TranslateError as exc:
         return FileResult(path, error=str(exc))
@@ -205,11 +211,11 @@ def _translate_one(item: tuple[str, bytes, str, str]) -> FileResult:
                                       " — please report this with the file; --exclude it meanwhile")
 
 
-def _translate_chunk(items: list[tuple[str, bytes, str, str]]) -> list[FileResult]:
+def _translate_chunk(items: list[_Item]) -> list[FileResult]:
     return [_translate_one(i) for i in items]
 
 
-def _results(items: list[tuple[str, bytes, str, str]], jobs: int,
+def _results(items: list[_Item], jobs: int,
              done: Callable[[int], None] = lambda k: None) -> Iterator[FileResult]:
     """translate_bytes over ``items``, yielded in their order; ``done(k)`` as item k is finished
     (in the order the work finishes, which with jobs > 1 is not the items' order)."""
@@ -250,6 +256,47 @@ def _results(items: list[tuple[str, bytes, str, str]], jobs: int,
         finally:
             for fut, _ in where.values():
                 fut.cancel()
+
+
+def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: dict[str, FileResult],
+                   originals: dict[str, bytes], lines_of: dict[str, int], out: "_Out") -> int:
+    """Translate ``todo`` into ``results``, across files; returns how many files were translated.
+
+    A file may assign torch's checkpoint to an attribute (``self._ckpt = partial(checkpoint, ...)``)
+    that other files call (``self._ckpt(layer, x)``): the core reports those attribute names as
+    ``FileResult.holders``. So: one pass over every file with the trigger word, then the files
+    that mention a holder named in any file -- ``others`` (files without the trigger word) too,
+    since ``self.ckpt_fn(...)`` need not say "checkpoint" -- are translated again with all the
+    holders known, until no new one turns up. A file's final result is its last pass's; the
+    order of files never matters, so -j N gives what -j 1 gives.
+    """
+    out.start_bar(sum(lines_of[i[0]] for i in todo))
+    to, style = (todo[0][2], todo[0][3]) if todo else ("", "")
+    known: set[str] = set()
+    items = todo
+    while items:
+        for item, r in zip(items, _results(items, jobs, lambda k, items=items: out.tick(lines_of[items[k][0]]))):
+            results[item[0]] = r
+        found = {h for i in todo for h in (getattr(results[i[0]], "holders", None) or ())}
+        if found <= known:
+            break
+        known |= found
+        needles = [h.encode() for h in sorted(known)]
+        holders = tuple(sorted(known))
+        items = [(p, d, to, style, holders) for p, d, _, _, _ in todo if any(n in d for n in needles)]
+        for e in list(others):
+            try:
+                with open(e.abspath, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue   # read a moment ago; if it is gone now, its first result stands
+            if any(n in data for n in needles):
+                others.remove(e)
+                originals[e.display] = data
+                todo.append((e.display, data, to, style, ()))
+                items.append((e.display, data, to, style, holders))
+        out.more(sum(lines_of[i[0]] for i in items))
+    return len(todo)
 
 
 # --------------------------------------------------------------------------------------------
@@ -405,6 +452,10 @@ class _Out:
         else:
             print(text, file=self.stderr)
 
+    def more(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.total += n
+
     def tick(self, n: int = 1) -> None:
         if self.bar is not None:   # also called from the pool's result thread: tqdm locks
             self.bar.update(n)
@@ -443,8 +494,9 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     trigger = TRIGGERS[opts.to]
     results: dict[str, FileResult] = {}
     originals: dict[str, bytes] = {}
-    todo: list[tuple[str, bytes, str, str]] = []
-    todo_lines: dict[str, int] = {}
+    todo: list[_Item] = []
+    others: list[_Entry] = []   # files without the trigger word: checked again if holders turn up
+    lines_of: dict[str, int] = {}
     for e in py:
         try:
             with open(e.abspath, "rb") as f:
@@ -456,57 +508,54 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
         summary.lines += n_lines
         if trigger in data:
             originals[e.display] = data
-            todo.append((e.display, data, opts.to, opts.style))
-            todo_lines[e.display] = n_lines
+            todo.append((e.display, data, opts.to, opts.style, ()))
         else:
             results[e.display] = FileResult(e.display)
+            others.append(e)
+        lines_of[e.display] = n_lines
     summary.files_scanned = len(py)
-    summary.files_translated = len(todo)
-    out.start_bar(sum(todo_lines.values()))
 
-    translated = _results(todo, jobs, lambda k: out.tick(todo_lines[todo[k][0]]))
+    try:
+        summary.files_translated = _translate_all(todo, others, jobs, results, originals, lines_of, out)
+    finally:
+        out.close()
+
+    # Write, show and report, file by file in path order.
     ordered: list[FileResult] = list(failed)
     would_change: list[str] = []
-    try:
-        for e in entries:
-            if not e.is_py:
-                if opts.output is not None:
-                    _mirror_copy(e, opts, summary, ordered, out)
-                continue
-            r = results.pop(e.display, None)
-            if r is None:
-                r = next(translated)
-            old = originals.pop(e.display, None)
-            ordered.append(r)
-            if not opts.quiet:
-                for d in r.notes:
+    for e in entries:
+        if not e.is_py:
+            if opts.output is not None:
+                _mirror_copy(e, opts, summary, ordered, out)
+            continue
+        r = results.pop(e.display)
+        old = originals.pop(e.display, None)
+        ordered.append(r)
+        if not opts.quiet:
+            for d in r.notes:
+                out.line(str(d))
+            for site in r.sites:
+                for d in site.diagnostics:
                     out.line(str(d))
-                for s in r.sites:
-                    for d in s.diagnostics:
-                        out.line(str(d))
-            if r.error is not None:
-                summary.files_failed += 1
-                out.line(_fmt_error(r.path, r.error))
-                continue
-            for s in r.sites:
-                summary.sites[s.status] += 1
-            changed = bool(r.changed and r.new_data is not None and r.new_data != old)
+        if r.error is not None:
+            out.line(_fmt_error(r.path, r.error))
+            continue
+        for site in r.sites:
+            summary.sites[site.status] += 1
+        changed = bool(r.changed and r.new_data is not None and r.new_data != old)
+        if changed:
+            summary.files_changed += 1
+            would_change.append(r.path)
+            if opts.diff:
+                stdout.write(unified_diff(r.path, old or b"", r.new_data))
+        if opts.in_place and changed:
+            _write_in_place(e, r, summary, out)
+        elif opts.output is not None:
             if changed:
-                summary.files_changed += 1
-                would_change.append(r.path)
-                if opts.diff:
-                    stdout.write(unified_diff(r.path, old or b"", r.new_data))
-            if opts.in_place and changed:
-                _write_in_place(e, r, summary, out)
-            elif opts.output is not None:
-                if changed:
-                    _mirror_write(e, r.new_data, opts, summary, r, out, copied=False)
-                else:
-                    _mirror_copy(e, opts, summary, ordered, out, result=r)
-            r.new_data = None   # written or shown: do not keep every file's text around
-    finally:
-        translated.close()
-        out.close()
+                _mirror_write(e, r.new_data, opts, summary, r, out, copied=False)
+            else:
+                _mirror_copy(e, opts, summary, ordered, out, result=r)
+        r.new_data = None   # written or shown: do not keep every file's text around
     summary.files_failed = sum(1 for r in ordered if r.error is not None)
     summary.elapsed_s = time.perf_counter() - start
 

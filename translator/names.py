@@ -7,7 +7,6 @@ and a checkpoint translator needs only imports, local shadowing and a few class 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 # Containers whose items are modules/cells in either framework.
 CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict", "CellList", "SequentialCell", "CellDict"})
@@ -72,21 +71,45 @@ def value_kind(value: ast.AST, kinds: dict[str, str] | None = None) -> str:
     return UNKNOWN
 
 
-@dataclass
 class Scope:
-    """Names bound in one function (or the module): their kinds and, for imports, qualified names."""
+    """Names bound in one function (or the module): their kinds and, for imports, qualified names.
 
-    node: ast.AST
-    parent: Scope | None
-    kinds: dict[str, str] = field(default_factory=dict)
-    imports: dict[str, str | None] = field(default_factory=dict)
-    other: set[str] = field(default_factory=set)   # bound by anything other than an import
-    class_attrs: dict[str, str] = field(default_factory=dict)  # what self.X is, in a method
+    Built on first use: most functions of a file never need their bindings resolved."""
+
+    def __init__(self, node: ast.AST, parent: Scope | None, class_attrs=None):
+        self.node, self.parent = node, parent
+        if class_attrs is None:   # nested functions see the method's self
+            class_attrs = parent._class_attrs if parent is not None else dict
+        self._class_attrs = class_attrs         # () -> what self.X is, in a method (computed on demand)
+        self._kinds: dict[str, str] | None = None
+        self._imports: dict[str, str | None] = {}
+        self._other: set[str] = set()           # bound by anything other than an import
+
+    @property
+    def class_attrs(self) -> dict[str, str]:
+        return self._class_attrs()
+
+    @property
+    def kinds(self) -> dict[str, str]:
+        if self._kinds is None:
+            self._kinds = {}   # set first: building looks names up in this very scope
+            self._build()
+        return self._kinds
+
+    @property
+    def imports(self) -> dict[str, str | None]:
+        self.kinds
+        return self._imports
+
+    @property
+    def other(self) -> set[str]:
+        self.kinds
+        return self._other
 
     def bind(self, name: str, kind: str) -> None:
-        old = self.kinds.get(name)
-        self.kinds[name] = kind if old in (None, kind) else UNKNOWN
-        self.other.add(name)
+        old = self._kinds.get(name)
+        self._kinds[name] = kind if old in (None, kind) else UNKNOWN
+        self._other.add(name)
 
     def lookup(self, name: str) -> Scope | None:
         scope = self
@@ -103,54 +126,54 @@ class Scope:
             return None
         return scope.imports.get(name)
 
+    def _build(self) -> None:
+        """Collect the bindings of the body (not of nested scopes, whose names are bound here)."""
+        node = self.node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            for arg in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]:
+                if arg is not None:
+                    self.bind(arg.arg, UNKNOWN)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        declared_global: set[str] = set()
+        for child in _walk_scope(body):
+            if isinstance(child, (ast.Global, ast.Nonlocal)):
+                declared_global.update(child.names)
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                for name, qual, _ in import_bindings(child):
+                    if name in self._imports and self._imports[name] != qual:
+                        self._other.add(name)   # two different imports: ambiguous
+                    self._imports[name] = qual
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.bind(child.name, FUNCTION)
+            elif isinstance(child, ast.ClassDef):
+                self.bind(child.name, UNKNOWN)
+            elif isinstance(child, ast.Assign):
+                kind = value_kind(child.value, self._kinds)
+                for t in child.targets:
+                    for n in _target_names(t):
+                        self.bind(n, kind if isinstance(t, ast.Name) else UNKNOWN)
+            elif isinstance(child, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+                value = getattr(child, "value", None)
+                for n in _target_names(child.target):
+                    self.bind(n, value_kind(value, self._kinds) if value is not None else UNKNOWN)
+            elif isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension)):
+                _bind_loop(self, child.target, child.iter)
+            elif isinstance(child, ast.withitem) and child.optional_vars is not None:
+                for n in _target_names(child.optional_vars):
+                    self.bind(n, UNKNOWN)
+            elif isinstance(child, ast.ExceptHandler) and child.name:
+                self.bind(child.name, UNKNOWN)
+        for name in declared_global:
+            self._kinds.pop(name, None)
+            self._imports.pop(name, None)
+            self._other.discard(name)
 
-def build_scope(node: ast.AST, parent: Scope | None, class_attrs: dict[str, str] | None = None) -> Scope:
-    """Collect the bindings of a module, function or lambda body (not of nested scopes).
 
-    `class_attrs` is given for a method: what `self.X` is in its class."""
-    if class_attrs is None and parent is not None:
-        class_attrs = parent.class_attrs  # nested functions and lambdas see the method's self
-    scope = Scope(node, parent, class_attrs=class_attrs or {})
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        a = node.args
-        for arg in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]:
-            if arg is not None:
-                scope.bind(arg.arg, UNKNOWN)
-    body = node.body if isinstance(node.body, list) else [node.body]
-    declared_global: set[str] = set()
-    for child in _walk_scope(body):
-        if isinstance(child, (ast.Global, ast.Nonlocal)):
-            declared_global.update(child.names)
-        elif isinstance(child, (ast.Import, ast.ImportFrom)):
-            for name, qual, _ in import_bindings(child):
-                if name in scope.imports and scope.imports[name] != qual:
-                    scope.other.add(name)   # two different imports: ambiguous
-                scope.imports[name] = qual
-        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            scope.bind(child.name, FUNCTION)
-        elif isinstance(child, ast.ClassDef):
-            scope.bind(child.name, UNKNOWN)
-        elif isinstance(child, ast.Assign):
-            kind = value_kind(child.value, scope.kinds)
-            for t in child.targets:
-                for n in _target_names(t):
-                    scope.bind(n, kind if isinstance(t, ast.Name) else UNKNOWN)
-        elif isinstance(child, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-            value = getattr(child, "value", None)
-            for n in _target_names(child.target):
-                scope.bind(n, value_kind(value, scope.kinds) if value is not None else UNKNOWN)
-        elif isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension)):
-            _bind_loop(scope, child.target, child.iter)
-        elif isinstance(child, ast.withitem) and child.optional_vars is not None:
-            for n in _target_names(child.optional_vars):
-                scope.bind(n, UNKNOWN)
-        elif isinstance(child, ast.ExceptHandler) and child.name:
-            scope.bind(child.name, UNKNOWN)
-    for name in declared_global:
-        scope.kinds.pop(name, None)
-        scope.imports.pop(name, None)
-        scope.other.discard(name)
-    return scope
+def build_scope(node: ast.AST, parent: Scope | None, class_attrs=None) -> Scope:
+    """The scope of a module, function or lambda body; for a method, `class_attrs` is a function
+    returning what self.X is in its class (see class_attrs below)."""
+    return Scope(node, parent, class_attrs)
 
 
 def _bind_loop(scope: Scope, target: ast.AST, iterable: ast.AST) -> None:
@@ -232,8 +255,8 @@ def attribute_chain(node: ast.AST) -> list[str] | None:
     return parts[::-1]
 
 
-def binding_uses(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[int, int]]:
-    """Which bindings are read: {(id of the binding scope's node, name)}, and the scope (node id)
+def binding_uses(tree: ast.Module, of: set[str]) -> tuple[set[tuple[int, str]], dict[int, int]]:
+    """Which bindings of the names `of` are read: {(id of the binding scope's node, name)}, and the scope (node id)
     each import statement binds into. A function's own variable named like an import does not keep
     a module-level import alive, and a function-level import is judged inside its function."""
     used: set[tuple[int, str]] = set()
@@ -249,6 +272,8 @@ def binding_uses(tree: ast.Module) -> tuple[set[tuple[int, str]], dict[int, int]
                         visit(ast.Expression(body=d), scope)
                 visit(child, build_scope(child, scope))
             elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                if child.id not in of:
+                    continue
                 found = scope.lookup(child.id) or module
                 used.add((id(found.node), child.id))
             else:

@@ -83,7 +83,7 @@ class _Walker(ast.NodeVisitor):
     def visit_ClassDef(self, node):
         outer = self.cls
         self.cls = node
-        attrs = names.class_attrs(node)
+        attrs = functools.lru_cache(maxsize=None)(functools.partial(names.class_attrs, node))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._function(stmt, attrs)
@@ -194,6 +194,13 @@ class TorchToMindSpore:
         self.own_holders: list[str] = []
         self.sites: list[Site] = []
         self.support: list[Entry] = []
+        # Only names that some import binds to a mapped API (or a module on the way to one) can
+        # resolve to one: every other name is passed over without a scope lookup.
+        targets = {*self.apis, PARTIAL}
+        prefixes = {t.rsplit(".", i)[0] for t in targets for i in range(t.count(".") + 1)}
+        self.leaves = {t.rsplit(".", 1)[-1] for t in targets}
+        self.interesting = {name for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
+                            for name, qual, _ in names.import_bindings(stmt) if qual in prefixes}
         module_scope = names.build_scope(tree, None)
         self.ms = next((n for n, q in module_scope.imports.items() if q == "mindspore"
                         and n not in module_scope.other), "mindspore")
@@ -204,7 +211,7 @@ class TorchToMindSpore:
 
     def qualname(self, node, scope: names.Scope) -> str | None:
         chain = names.attribute_chain(node)
-        if not chain:
+        if not chain or chain[0] not in self.interesting or (len(chain) > 1 and chain[-1] not in self.leaves):
             return None
         root = scope.qualname(chain[0])
         if root is None:
@@ -630,10 +637,17 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
     """Remove torch checkpoint imports nothing uses any more; add `import mindspore` and support code."""
     modules = {api.rsplit(".", 1)[0] for e in mappings.entries for api in e.torch_names}
     modules |= {api for e in mappings.entries for api in e.torch_names}
-    used, import_scope = names.binding_uses(tree)
-    dotted = {".".join(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-              for c in [names.attribute_chain(n)] if c}
     imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+    if not (needs_ms or support or any(_under(q or "", modules) or _under(a.name, modules)
+                                       for s in imports for _, q, a in names.import_bindings(s))):
+        return
+    candidates = {name for s in imports for name, q, a in names.import_bindings(s)
+                  if _under(q or "", modules) or (isinstance(s, ast.Import) and _under(a.name, modules))}
+    used, import_scope = names.binding_uses(tree, candidates)
+    dotted = {".".join(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+              for c in [names.attribute_chain(n)] if c} if any(
+        isinstance(s, ast.Import) and not a.asname and "." in a.name
+        for s in imports for a in s.names) else set()
     bound_roots = defaultdict(int)
     for s in imports:
         for name, _, _ in names.import_bindings(s):
@@ -642,7 +656,7 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
     def removable(stmt, name, qual, alias):
         if isinstance(stmt, ast.Import) and not alias.asname:
             qual = alias.name     # `import torch.utils.checkpoint` binds `torch` but imports the module
-        if qual is None or not any(qual == m or qual.startswith(m + ".") for m in modules):
+        if qual is None or not _under(qual, modules):
             return False
         is_used = (import_scope[id(stmt)], name) in used
         if name != qual:
@@ -682,6 +696,10 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
         blank_after = len(rest) - len(rest.lstrip("\r\n"))
         after = "" if at >= len(src.text) else "\n" * max(0, 2 - rest[:blank_after].count(src.newline))
         src.insert(at, "\n\n" + code + after)
+
+
+def _under(qual: str, modules) -> bool:
+    return any(qual == m or qual.startswith(m + ".") for m in modules)
 
 
 def _import_text(stmt, aliases) -> str:
