@@ -72,7 +72,7 @@ class Options:
 @dataclass
 class Summary:
     files_scanned: int = 0       # .py files looked at
-    files_translated: int = 0    # files that went through translate_bytes (contain the trigger word)
+    files_examined: int = 0    # files that went through translate_bytes (contain the trigger word)
     files_changed: int = 0       # files whose translation differs from the input
     files_failed: int = 0        # files (or paths) that could not be processed
     files_written: int = 0       # translated files written (-o, --in-place)
@@ -516,7 +516,7 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     summary.files_scanned = len(py)
 
     try:
-        summary.files_translated = _translate_all(todo, others, jobs, results, originals, lines_of, out)
+        summary.files_examined = _translate_all(todo, others, jobs, results, originals, lines_of, out)
     finally:
         out.close()
 
@@ -666,7 +666,7 @@ def _pct(x: float | None) -> str:
 
 def _print_summary(opts: Options, s: Summary, stderr: IO[str]) -> None:
     p = lambda text: print(f"recompat: {text}", file=stderr)  # noqa: E731
-    p(f"{s.files_scanned:,} file{'' if s.files_scanned == 1 else 's'} scanned, {s.files_translated:,} translated, "
+    p(f"{s.files_scanned:,} file{'' if s.files_scanned == 1 else 's'} scanned, {s.files_examined:,} examined, "
       f"{s.files_changed:,} changed, {s.files_failed:,} failed")
     if s.total_sites:
         st = ", ".join(f"{s.sites[k]} {k}" for k in ("converted", "partial", "manual"))
