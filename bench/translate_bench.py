@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
           f"one ast.parse pass)")
     print(f"ratio (a)/(c) = {best['a'] / best['c']:.1f}")
     print()
-    print(f"files containing the trigger word (sent to the translator): {s.files_translated:,} of {s.files_scanned:,}; "
+    print(f"files containing the trigger word (sent to the translator): {s.files_examined:,} of {s.files_scanned:,}; "
           f"would change: {s.files_changed}; could not be processed: {s.files_failed} "
           f"(ast.parse failed on {unparsable})")
     with_sites = sum(1 for r in report.results if r.sites)
