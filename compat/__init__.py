@@ -1,1 +1,15 @@
-"""Part of recompat; filled in by later issues."""
+"""The differential harness: paired torch / MindSpore models on the same weights and inputs.
+
+Parts (one module each):
+  weights   transfer_weights(src, dst): parameters and buffers by structure and name, both ways;
+            the per-layer name correspondences (BatchNorm weight <-> gamma, ...) come from mappings/.
+  runs      run_torch / run_mindspore: one forward and one backward (seeded random cotangent) in
+            the mode the model is in; a RunResult holds every output, input gradient, parameter
+            gradient and buffer as NumPy arrays, named in torch's terms.
+  compare   compare_results(a, b) row by row with per-dtype tolerances; compare(torch_model,
+            ms_model, inputs) = transfer + run both + compare_results.
+  zoo       the paired model zoo (each pair: a torch twin, a MindSpore twin, inputs), with
+            recompute on or off in each framework's own forms.
+  mindspore torch idioms on MindSpore (checkpoint, checkpoint_sequential with torch's semantics).
+  torch     MindSpore idioms on torch (recompute, Cell.recompute()-like marking of a module).
+"""
