@@ -13,3 +13,10 @@ Parts (one module each):
   mindspore torch idioms on MindSpore (checkpoint, checkpoint_sequential with torch's semantics).
   torch     MindSpore idioms on torch (recompute, Cell.recompute()-like marking of a module).
 """
+
+from .compare import CompareReport, CompareRow, compare, compare_results
+from .runs import MindSporeGraphError, RunResult, run_mindspore, run_torch
+from .weights import Transfer, WeightTransferError, transfer_weights
+
+__all__ = ["compare", "compare_results", "CompareReport", "CompareRow", "run_torch", "run_mindspore", "RunResult",
+           "MindSporeGraphError", "transfer_weights", "Transfer", "WeightTransferError"]

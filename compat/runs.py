@@ -1,0 +1,529 @@
+"""One forward and one backward of a model in each framework, captured as NumPy arrays.
+
+``run_torch(model, inputs)`` and ``run_mindspore(cell, inputs)`` do the same thing on either side:
+
+* ``inputs`` is a list (or tuple) of NumPy arrays passed positionally, or a dict passed as keyword
+  arguments. Floating arrays become tensors that require grad; integer and bool arrays (token ids,
+  masks) do not. Anything that is not a NumPy array is passed through unchanged.
+* The model runs once, in the mode the caller left it in (``model.train()`` / ``cell.set_train()``).
+  The seed is set first (``torch.manual_seed`` inside ``torch.random.fork_rng``, so the caller's
+  torch RNG is left as it was; ``mindspore.set_seed``, which is process-global).
+* The outputs (a tensor, nested tuples/lists, dicts) are flattened in a stable order into names:
+  ``output``, ``output[0]``, ``output[1].key``. Non-tensor leaves (None, Python numbers) are skipped.
+* The backward is seeded with a fixed random cotangent per *floating* output, drawn in flattening
+  order from ``numpy.random.default_rng(seed).standard_normal(shape)`` and cast to the output's
+  dtype, identical on both sides: ``loss = sum_i (out_i * cot_i).sum()``. Never ones: a softmax
+  output summed has zero gradient and would prove nothing.
+* Captured, in this order (``RunResult.tensors`` keeps insertion order; ``RunResult.kinds`` says
+  which is which):
+
+  ========== ==================== ==========================================================
+  kind       names                what
+  ========== ==================== ==========================================================
+  output     ``output[0]``        every tensor leaf of the output
+  input-grad ``input[0].grad``    gradient of each floating input (dict inputs: ``input.x.grad``)
+  param-grad ``fc1.weight.grad``  gradient of every trainable parameter, in torch's names
+  buffer     ``bn.running_mean``  state after the step: torch ``named_buffers()`` minus
+                                  ``num_batches_tracked`` plus frozen parameters
+                                  (``requires_grad=False``); MindSpore non-trainable Parameters
+  ========== ==================== ==========================================================
+
+  MindSpore names are translated into torch's through the inverse of ``name_map`` (torch name ->
+  MindSpore name, as ``transfer_weights`` returns it); a MindSpore name the map does not hold keeps
+  its own name (and will then show up as a one-sided, failing row in a comparison).
+
+Decisions:
+
+* **Gradients that do not exist are zeros.** A parameter (or floating input) that the forward does
+  not use has ``.grad is None`` in torch; MindSpore's ``value_and_grad`` returns zeros for it. The
+  torch side fills in zeros too, so both sides compare, and lists those names in
+  ``meta["zero_filled_grads"]``.
+* **Frozen torch parameters are buffers.** MindSpore cannot tell a frozen Parameter from a buffer
+  (both are ``requires_grad=False`` Parameters), so torch parameters with ``requires_grad=False``
+  are captured as kind ``buffer`` (no ``.grad`` suffix) on the torch side as well.
+* **bfloat16** has no NumPy dtype: such tensors are stored as float32 (exact) and
+  ``RunResult.dtypes`` keeps the framework's dtype name (``"bfloat16"``), which is what comparisons
+  and tolerances use.
+* **GRAPH mode** (``run_mindspore(..., mode="graph")``) compiles the forward and the backward
+  together, so the cotangents must exist before the run: their shapes are taken from a PyNative
+  probe forward first, after which every Parameter (BatchNorm moving statistics included) is
+  restored and the seed set again. The probe costs one extra forward. MindSpore's context mode is
+  process-global: it is set for the run and restored afterwards. A model GRAPH mode cannot compile
+  raises ``MindSporeGraphError`` naming the cell, with MindSpore's own message attached.
+
+``RunResult.to_npz(path)`` / ``RunResult.from_npz(path)`` save and load a run losslessly (arrays
+in a ``.npz``, names, kinds, dtypes and meta in a ``.json`` beside it), for record and replay.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+KINDS = ("output", "input-grad", "param-grad", "buffer")
+FORMAT_VERSION = 1
+COTANGENT = "numpy default_rng(seed).standard_normal(shape), one per floating output in flattening order"
+
+
+class MindSporeGraphError(RuntimeError):
+    """MindSpore GRAPH mode could not compile or run the model."""
+
+
+@dataclass
+class RunResult:
+    """Every output, input gradient, parameter gradient and buffer of one run, as NumPy arrays."""
+
+    framework: str
+    tensors: dict[str, np.ndarray] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    # The framework's dtype name per tensor ("float32", "bfloat16", "int64"); defaults to the array's.
+    dtypes: dict[str, str] = field(default_factory=dict)
+
+    def add(self, name: str, kind: str, array: np.ndarray, dtype: str | None = None) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+        if name in self.tensors:
+            raise ValueError(f"{self.framework}: tensor {name!r} captured twice")
+        array = np.asarray(array)
+        self.tensors[name] = array
+        self.kinds[name] = kind
+        self.dtypes[name] = dtype or array.dtype.name
+
+    def dtype_of(self, name: str) -> str:
+        return self.dtypes.get(name) or self.tensors[name].dtype.name
+
+    def names(self, kind: str | None = None) -> list[str]:
+        return [n for n in self.tensors if kind is None or self.kinds.get(n) == kind]
+
+    def __repr__(self) -> str:
+        counts = {k: len(self.names(k)) for k in KINDS}
+        return f"RunResult({self.framework!r}, {counts}, meta={self.meta!r})"
+
+    # ----- record / replay -------------------------------------------------------------------
+    @staticmethod
+    def _paths(path: str | os.PathLike) -> tuple[Path, Path]:
+        p = Path(path)
+        if p.suffix != ".npz":
+            p = p.with_name(p.name + ".npz")
+        return p, p.with_suffix(".json")
+
+    def to_npz(self, path: str | os.PathLike) -> Path:
+        """Write ``path`` (.npz, arrays) and the .json beside it (names, kinds, dtypes, meta).
+
+        Both files are written atomically. Returns the .npz path."""
+        npz, js = self._paths(path)
+        npz.parent.mkdir(parents=True, exist_ok=True)
+        names = list(self.tensors)
+        arrays = {f"t{i:05d}": np.ascontiguousarray(self.tensors[n]) for i, n in enumerate(names)}
+        doc = {
+            "format": FORMAT_VERSION,
+            "framework": self.framework,
+            "names": names,
+            "kinds": [self.kinds[n] for n in names],
+            "dtypes": [self.dtype_of(n) for n in names],
+            "meta": self.meta,
+        }
+        _atomic_write(npz, lambda f: np.savez(f, **arrays))
+        _atomic_write(js, lambda f: f.write(json.dumps(doc, indent=2, default=_json_default).encode()))
+        return npz
+
+    @classmethod
+    def from_npz(cls, path: str | os.PathLike) -> "RunResult":
+        npz, js = cls._paths(path)
+        doc = json.loads(js.read_text())
+        if doc.get("format") != FORMAT_VERSION:
+            raise ValueError(f"{js}: unknown recorded-run format {doc.get('format')!r}")
+        result = cls(framework=doc["framework"], meta=doc.get("meta", {}))
+        with np.load(npz, allow_pickle=False) as data:
+            for i, (name, kind, dtype) in enumerate(zip(doc["names"], doc["kinds"], doc["dtypes"])):
+                result.add(name, kind, data[f"t{i:05d}"], dtype)
+        return result
+
+
+def _atomic_write(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, (set, tuple)):
+        return list(obj)
+    return str(obj)
+
+
+# ----- flattening ------------------------------------------------------------------------------
+def flatten_outputs(out: Any, is_tensor, prefix: str = "output") -> Iterator[tuple[str, tuple, Any]]:
+    """Yield ``(name, path, tensor)`` for every tensor leaf of ``out`` in a stable order.
+
+    Tuples and lists are indexed (``output[0]``), dicts keyed (``output.key``, in the dict's own
+    order); ``path`` is the sequence of indices and keys that reaches the leaf."""
+
+    def walk(obj, name, path):
+        if is_tensor(obj):
+            yield name, path, obj
+        elif isinstance(obj, Mapping):
+            for k, v in obj.items():
+                yield from walk(v, f"{name}.{k}", path + (k,))
+        elif isinstance(obj, (list, tuple)):
+            for i, v in enumerate(obj):
+                yield from walk(v, f"{name}[{i}]", path + (i,))
+        # anything else (None, numbers, strings) is not a tensor: skipped on both sides
+
+    yield from walk(out, prefix, ())
+
+
+def _normalise_inputs(inputs) -> tuple[list[Any], list[str] | None]:
+    """(values, keys): keys is None for positional inputs."""
+    if isinstance(inputs, np.ndarray):
+        return [inputs], None
+    if isinstance(inputs, Mapping):
+        return list(inputs.values()), [str(k) for k in inputs]
+    if isinstance(inputs, (list, tuple)):
+        return list(inputs), None
+    raise TypeError(f"inputs must be a list of NumPy arrays or a dict of them, not {type(inputs).__name__}")
+
+
+def _input_name(i: int, keys: list[str] | None) -> str:
+    return f"input.{keys[i]}" if keys is not None else f"input[{i}]"
+
+
+def _is_float_array(v) -> bool:
+    return isinstance(v, np.ndarray) and np.issubdtype(v.dtype, np.floating)
+
+
+class _Cotangents:
+    """One standard-normal draw per floating output, in flattening order, from default_rng(seed)."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def draw(self, shape) -> np.ndarray:
+        return self.rng.standard_normal(tuple(int(s) for s in shape))
+
+
+# ----- torch -----------------------------------------------------------------------------------
+def _torch_dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _torch_numpy(t) -> np.ndarray:
+    import torch
+
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.clone().numpy()
+
+
+def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu") -> RunResult:
+    """One forward and one backward of a torch module; see the module docstring."""
+    import torch
+
+    dev = torch.device(device)
+    model.to(dev)
+    values, keys = _normalise_inputs(inputs)
+    result = RunResult(
+        framework="torch",
+        meta={
+            "framework_version": torch.__version__,
+            "device": str(dev),
+            "mode": "eager",
+            "training": bool(model.training),
+            "seed": seed,
+            "cotangent": COTANGENT,
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+        },
+    )
+    for p in model.parameters():
+        p.grad = None
+
+    # the caller's RNG state is left as it was: CPU, plus the accelerator this run uses
+    fork_devices = [dev.index or 0] if dev.type != "cpu" else []
+    with torch.random.fork_rng(devices=fork_devices, device_type=None if dev.type == "cpu" else dev.type):
+        torch.manual_seed(seed)
+        args = []
+        for v in values:
+            if isinstance(v, np.ndarray):
+                t = torch.from_numpy(np.array(v, copy=True)).to(dev)
+                if _is_float_array(v):
+                    t.requires_grad_(True)
+                args.append(t)
+            else:
+                args.append(v)
+        out = model(**dict(zip(keys, args))) if keys is not None else model(*args)
+
+        cot = _Cotangents(seed)
+        loss = None
+        leaves = list(flatten_outputs(out, lambda o: isinstance(o, torch.Tensor)))
+        for name, _path, t in leaves:
+            if t.is_floating_point():
+                c = torch.from_numpy(cot.draw(t.shape)).to(device=t.device, dtype=t.dtype)
+                if t.requires_grad:
+                    term = (t * c).sum()
+                    loss = term if loss is None else loss + term
+        if loss is not None:
+            loss.backward()
+
+    zero_filled = []
+    for name, _path, t in leaves:
+        result.add(name, "output", _torch_numpy(t), _torch_dtype_name(t.dtype))
+    for i, (v, t) in enumerate(zip(values, args)):
+        if _is_float_array(v):
+            name = f"{_input_name(i, keys)}.grad"
+            if t.grad is None:
+                zero_filled.append(name)
+                g = np.zeros(t.shape, dtype=_torch_numpy(t).dtype)
+            else:
+                g = _torch_numpy(t.grad)
+            result.add(name, "input-grad", g, _torch_dtype_name(t.dtype))
+    frozen = []
+    for pname, p in model.named_parameters():
+        if not p.requires_grad:
+            frozen.append((pname, p))
+            continue
+        name = f"{pname}.grad"
+        if p.grad is None:
+            zero_filled.append(name)
+            g = np.zeros(p.shape, dtype=_torch_numpy(p).dtype)
+        else:
+            g = _torch_numpy(p.grad)
+        result.add(name, "param-grad", g, _torch_dtype_name(p.dtype))
+    for bname, b in list(model.named_buffers()) + frozen:
+        if bname.rsplit(".", 1)[-1] == "num_batches_tracked":
+            continue
+        result.add(bname, "buffer", _torch_numpy(b), _torch_dtype_name(b.dtype))
+    result.meta["zero_filled_grads"] = zero_filled
+    return result
+
+
+# ----- MindSpore -------------------------------------------------------------------------------
+def _ms_dtype_name(dtype) -> str:
+    return str(dtype).lower()
+
+
+def _ms_numpy(t) -> np.ndarray:
+    import mindspore as ms
+
+    if t.dtype == ms.bfloat16:
+        t = t.astype(ms.float32)
+    return np.array(t.asnumpy(), copy=True)
+
+
+def _ms_is_float(t) -> bool:
+    import mindspore as ms
+
+    return t.dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16)
+
+
+def _ms_loss_cell_class():
+    """A Cell computing sum_i (leaf_i * cot_i).sum() over the cell's outputs; GRAPH mode compiles it.
+
+    Built lazily so that importing this module does not import MindSpore."""
+    import mindspore.nn as nn
+
+    class _CotangentLoss(nn.Cell):
+        def __init__(self, net, n_in, keys, paths, cot_leaves):
+            super().__init__(auto_prefix=False)  # keep the user's parameter names untouched
+            self.net = net
+            self.n_in = n_in
+            self.keys = keys  # () for positional inputs
+            self.paths = paths
+            self.cot_leaves = cot_leaves
+
+        def construct(self, *args):
+            if len(self.keys) > 0:
+                kw = {}
+                for i in range(len(self.keys)):
+                    kw[self.keys[i]] = args[i]
+                out = self.net(**kw)
+            else:
+                ins = ()
+                for i in range(self.n_in):
+                    ins = ins + (args[i],)
+                out = self.net(*ins)
+            leaves = ()
+            for p in self.paths:
+                leaf = out
+                for k in p:
+                    leaf = leaf[k]
+                leaves = leaves + (leaf,)
+            loss = 0.0
+            for j in range(len(self.cot_leaves)):
+                loss = loss + (leaves[self.cot_leaves[j]] * args[self.n_in + j]).sum()
+            return loss, leaves
+
+    return _CotangentLoss
+
+
+def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_map: Mapping[str, str] | None = None) -> RunResult:
+    """One forward and one backward of a MindSpore cell, named in torch's terms through ``name_map``."""
+    import mindspore as ms
+    from mindspore import Tensor
+
+    if mode not in ("pynative", "graph"):
+        raise ValueError(f"mode must be 'pynative' or 'graph', not {mode!r}")
+    values, keys = _normalise_inputs(inputs)
+    inverse = {v: k for k, v in (name_map or {}).items()}
+    previous_mode = ms.get_context("mode")
+    result = RunResult(
+        framework="mindspore",
+        meta={
+            "framework_version": ms.__version__,
+            "device": str(ms.get_context("device_target")),
+            "mode": mode,
+            "training": bool(getattr(cell, "training", False)),
+            "seed": seed,
+            "cotangent": COTANGENT,
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+        },
+    )
+
+    args = [Tensor(np.array(v, copy=True)) if isinstance(v, np.ndarray) else v for v in values]
+    grad_position = tuple(i for i, v in enumerate(values) if _is_float_array(v))
+    weights = list(cell.trainable_params())
+    is_tensor = lambda o: isinstance(o, Tensor)  # noqa: E731
+
+    def call(*a):
+        return cell(**dict(zip(keys, a))) if keys is not None else cell(*a)
+
+    try:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        if mode == "pynative":
+            ms.set_seed(seed)
+            captured: list[tuple[str, Any]] = []
+
+            def fn(*a):
+                out = call(*a)
+                cot = _Cotangents(seed)
+                loss = None
+                captured.clear()
+                for name, _path, t in flatten_outputs(out, is_tensor):
+                    captured.append((name, t))
+                    if _ms_is_float(t):
+                        term = (t * Tensor(cot.draw(t.shape)).astype(t.dtype)).sum()
+                        loss = term if loss is None else loss + term
+                if loss is None:
+                    loss = Tensor(0.0, ms.float32)
+                return loss, tuple(t for _n, t in captured)
+
+            extra: list[Any] = []
+        else:
+            # Probe the output structure in PyNative, then put every Parameter back as it was.
+            saved = [(p, _ms_numpy(p), p.dtype) for p in cell.get_parameters()]
+            ms.set_seed(seed)
+            probe_out = call(*args)
+            for p, arr, dt in saved:
+                p.set_data(Tensor(arr).astype(dt))
+            leaves = list(flatten_outputs(probe_out, is_tensor))
+            del probe_out
+            cot = _Cotangents(seed)
+            cot_leaves, extra = [], []
+            for j, (_name, _path, t) in enumerate(leaves):
+                if _ms_is_float(t):
+                    cot_leaves.append(j)
+                    extra.append(Tensor(cot.draw(t.shape)).astype(t.dtype))
+            captured = [(name, None) for name, _p, _t in leaves]
+            fn = _ms_loss_cell_class()(
+                cell, len(args), tuple(keys or ()), tuple(path for _n, path, _t in leaves), tuple(cot_leaves)
+            )
+            ms.set_context(mode=ms.GRAPH_MODE)
+            ms.set_seed(seed)
+
+        has_backward = bool(grad_position or weights)
+        try:
+            if has_backward:
+                grad_fn = ms.value_and_grad(
+                    fn,
+                    grad_position=grad_position if grad_position else None,
+                    weights=weights if weights else None,
+                    has_aux=True,
+                )
+                (_loss, aux), grads = grad_fn(*args, *extra)
+            else:
+                _loss, aux = fn(*args, *extra)
+                grads = None
+        except Exception as err:
+            if mode == "graph":
+                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise MindSporeGraphError(
+                    f"MindSpore GRAPH mode could not compile or run {type(cell).__name__}: {first}\n"
+                    f"(run it with mode='pynative' to compare without GRAPH mode; MindSpore's full "
+                    f"message is chained below)"
+                ) from err
+            raise
+    finally:
+        ms.set_context(mode=previous_mode)
+
+    # aux is the tuple of output leaves (has_aux returns the rest of fn's outputs as a tuple).
+    if isinstance(aux, tuple) and len(aux) == 1 and isinstance(aux[0], tuple):
+        aux = aux[0]
+    if len(aux) != len(captured):
+        raise RuntimeError(
+            f"MindSpore returned {len(aux)} output tensors, the probe saw {len(captured)}: "
+            f"{[n for n, _ in captured]}"
+        )
+    for (name, _), t in zip(captured, aux):
+        result.add(name, "output", _ms_numpy(t), _ms_dtype_name(t.dtype))
+
+    input_grads, weight_grads = _split_grads(grads, grad_position, weights)
+    for i, g in zip(grad_position, input_grads):
+        result.add(f"{_input_name(i, keys)}.grad", "input-grad", _ms_numpy(g), _ms_dtype_name(args[i].dtype))
+
+    structural = {id(p): n for n, p in cell.parameters_and_names()}
+    unmapped: list[str] = []  # MindSpore names name_map does not hold: kept as they are
+
+    def torch_name(p) -> str:
+        own = structural.get(id(p)) or p.name
+        for candidate in (own, p.name):
+            if candidate in inverse:
+                return inverse[candidate]
+        if name_map is not None:
+            unmapped.append(own)
+        return own
+
+    for p, g in zip(weights, weight_grads):
+        result.add(f"{torch_name(p)}.grad", "param-grad", _ms_numpy(g), _ms_dtype_name(p.dtype))
+    for _n, p in cell.parameters_and_names():
+        if not p.requires_grad:
+            result.add(torch_name(p), "buffer", _ms_numpy(p), _ms_dtype_name(p.dtype))
+    result.meta["unmapped_names"] = unmapped
+    return result
+
+
+def _split_grads(grads, grad_position: Sequence[int], weights: Sequence[Any]):
+    """value_and_grad's gradient structure -> (input grads, weight grads) as two lists."""
+    from mindspore import Tensor
+
+    def as_list(g):
+        if g is None:
+            return []
+        return [g] if isinstance(g, Tensor) else list(g)
+
+    if grads is None:
+        return [], []
+    if grad_position and weights:
+        gi, gw = grads
+        return as_list(gi), as_list(gw)
+    if grad_position:
+        return as_list(grads), []
+    return [], as_list(grads)

@@ -1,0 +1,632 @@
+"""compare_results on hand-made runs; run_torch / run_mindspore / compare() on tiny twins; planted bugs.
+
+MindSpore's context is process-global and tests run under pytest-xdist: every test that touches
+MindSpore sets PYNATIVE (or GRAPH) mode itself, and run_mindspore restores the mode it found.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from recompat.compat.compare import (
+    CompareReport,
+    compare_results,
+    default_tolerance,
+    resolve_tolerance,
+)
+from recompat.compat.runs import RunResult, flatten_outputs
+
+# Cross-framework float32 tolerance for the twins below. torch.testing's float32 default
+# (rtol 1.3e-6) is a same-framework tolerance; different CPU kernels disagree by a few ulp
+# more than that on gradients. The measured errors are in the module docstring of compare.py
+# and in the report; 1e-4 / 1e-5 leaves room without hiding any planted bug below.
+XRTOL, XATOL = 1e-4, 1e-5
+
+
+def run(framework="a", **tensors) -> RunResult:
+    r = RunResult(framework=framework)
+    for name, value in tensors.items():
+        kind = "output"
+        if isinstance(value, tuple):
+            value, kind = value
+        r.add(name.replace("__", "."), kind, np.asarray(value))
+    return r
+
+
+# ----- compare_results on hand-made runs ----------------------------------------------------
+def test_within_tolerance_passes_with_row_statistics():
+    e = np.array([1.0, -2.0, 3.0, 0.0], np.float32)
+    a = e + np.float32(2e-6)
+    report = compare_results(run("torch", y=e), run("mindspore", y=a))
+    assert report.passed, str(report)
+    row = report.row("y")
+    assert (row.rtol, row.atol) == (1.3e-6, 1e-5)  # torch.testing's float32 defaults
+    assert row.kind == "output" and row.expected_shape == row.actual_shape == (4,)
+    assert row.expected_dtype == row.actual_dtype == "float32"
+    assert row.max_abs_err == pytest.approx(2e-6, rel=5e-2)
+    assert row.max_rel_err == pytest.approx(2e-6, rel=5e-2)  # |e| == 1 is the smallest nonzero
+    assert row.cosine == pytest.approx(1.0)
+    assert row.within == 1.0 and row.message == ""
+
+
+def test_outside_tolerance_fails_and_says_where():
+    e = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    a = e.copy()
+    a[2] += 1e-3
+    report = compare_results(run("torch", y=e), run("mindspore", y=a))
+    assert not report.passed
+    row = report.row("y")
+    assert row.within == 0.75
+    assert "1 of 4 elements" in row.message and "(2,)" in row.message
+    assert row.max_abs_err == pytest.approx(1e-3, rel=1e-3)
+
+
+def test_tolerance_overrides_number_and_mapping():
+    e = np.array([1.0, 2.0], np.float32)
+    a = e * (1 + 5e-5)
+    assert not compare_results(run(y=e), run(y=a)).passed
+    assert compare_results(run(y=e), run(y=a), rtol=1e-4).passed
+    # a mapping: by name, then kind, then dtype; others keep the dtype default
+    assert compare_results(run(y=e), run(y=a), rtol={"y": 1e-4}).passed
+    assert compare_results(run(y=e), run(y=a), rtol={"output": 1e-4}).passed
+    assert compare_results(run(y=e), run(y=a), rtol={"float32": 1e-4}).passed
+    assert not compare_results(run(y=e), run(y=a), rtol={"param-grad": 1e-4}).passed
+    assert resolve_tolerance("y", "output", "float32", rtol=1e-4) == (1e-4, 1e-5)
+
+
+def test_default_tolerances_are_torch_testing_defaults():
+    torch = pytest.importorskip("torch")
+    from torch.testing._comparison import default_tolerances
+
+    for name in ("float16", "bfloat16", "float32", "float64"):
+        assert default_tolerance(name) == default_tolerances(getattr(torch, name))
+    assert default_tolerance("int64") == (0.0, 0.0) and default_tolerance("bool") == (0.0, 0.0)
+
+
+def test_integers_are_exact_even_with_a_loose_override():
+    e = np.array([1, 2, 3], np.int64)
+    assert compare_results(run(ids=e), run(ids=e.copy())).passed
+    report = compare_results(run(ids=e), run(ids=e + np.array([0, 1, 0])), rtol=1.0, atol=10.0)
+    assert not report.passed
+    assert report.row("ids").rtol == 0.0 and "1 of 3 elements differ" in report.row("ids").message
+
+
+@pytest.mark.parametrize("equal_nan", [False, True])
+def test_nan_in_the_same_places_passes_only_with_equal_nan(equal_nan):
+    e = np.array([1.0, np.nan, 3.0], np.float32)
+    report = compare_results(run(y=e), run(y=e.copy()), equal_nan=equal_nan)
+    assert report.passed is equal_nan
+    if not equal_nan:
+        assert "equal_nan=True" in report.row("y").message
+    row = report.row("y")
+    assert row.max_abs_err == 0.0  # statistics over the finite places
+
+
+def test_nan_in_different_places_never_passes():
+    e = np.array([1.0, np.nan, 3.0], np.float32)
+    a = np.array([1.0, 2.0, np.nan], np.float32)
+    for equal_nan in (False, True):
+        report = compare_results(run(y=e), run(y=a), equal_nan=equal_nan)
+        assert not report.passed
+        assert "not matched" in report.row("y").message
+    # NaN on one side only
+    assert not compare_results(run(y=e), run(y=np.nan_to_num(e)), equal_nan=True).passed
+
+
+def test_inf():
+    e = np.array([np.inf, -np.inf, 1.0], np.float32)
+    assert not compare_results(run(y=e), run(y=e.copy())).passed
+    assert compare_results(run(y=e), run(y=e.copy()), equal_nan=True).passed
+    flipped = np.array([-np.inf, -np.inf, 1.0], np.float32)
+    assert not compare_results(run(y=e), run(y=flipped), equal_nan=True).passed
+    finite = np.array([3e38, -np.inf, 1.0], np.float32)
+    assert not compare_results(run(y=e), run(y=finite), equal_nan=True).passed
+    # a huge tolerance does not let Inf through either
+    assert not compare_results(run(y=e), run(y=finite), rtol=1e9, atol=1e40, equal_nan=True).passed
+
+
+def test_shape_mismatch_names_the_tensor():
+    report = compare_results(run("torch", fc1__weight__grad=(np.zeros((3, 4), np.float32), "param-grad")),
+                             run("mindspore", fc1__weight__grad=(np.zeros((4, 3), np.float32), "param-grad")))
+    assert not report.passed
+    row = report.row("fc1.weight.grad")
+    assert row.kind == "param-grad"
+    assert "shape mismatch for fc1.weight.grad" in row.message and "(3, 4)" in row.message
+    assert "fc1.weight.grad" in str(report)
+
+
+def test_dtype_mismatch_names_the_tensor():
+    report = compare_results(run("torch", y=np.ones(3, np.float32)), run("mindspore", y=np.ones(3, np.float64)))
+    assert not report.passed
+    msg = report.row("y").message
+    assert "dtype mismatch for y" in msg and "float32" in msg and "float64" in msg
+
+
+def test_a_tensor_on_one_side_only_is_a_named_failing_row():
+    e = run("torch", y=np.ones(2, np.float32), bn__running_mean=(np.zeros(2, np.float32), "buffer"))
+    a = run("mindspore", y=np.ones(2, np.float32), bn__moving_mean=(np.zeros(2, np.float32), "buffer"))
+    report = compare_results(e, a)
+    assert not report.passed
+    assert [r.name for r in report.rows] == ["y", "bn.running_mean", "bn.moving_mean"]
+    assert report.row("y").passed
+    assert "missing in mindspore" in report.row("bn.running_mean").message
+    assert "missing in torch" in report.row("bn.moving_mean").message
+    assert report.row("bn.moving_mean").kind == "buffer"
+
+
+def test_cosine_of_zero_vectors_is_defined():
+    z = np.zeros(5, np.float32)
+    report = compare_results(run(g=z), run(g=z.copy()))
+    assert report.passed and report.row("g").cosine == 1.0
+    report = compare_results(run(g=z), run(g=np.full(5, 1e-7, np.float32)))
+    assert report.passed and report.row("g").cosine == 0.0  # within atol, but orthogonal in direction
+
+
+def test_empty_comparison_does_not_pass():
+    assert not compare_results(RunResult("torch"), RunResult("mindspore")).passed
+
+
+def test_report_json_dict_and_text():
+    e = run("torch", a=np.ones(3, np.float32), b=np.ones(2, np.float32))
+    a = run("mindspore", a=np.ones(3, np.float32), b=np.array([1.0, np.inf], np.float32))
+    report = compare_results(e, a)
+    doc = json.loads(report.to_json())
+    assert doc == json.loads(json.dumps(report.to_dict()))
+    assert doc["passed"] is False and [r["name"] for r in doc["rows"]] == ["a", "b"]
+    assert set(doc["rows"][0]) >= {
+        "name", "kind", "expected_shape", "actual_shape", "expected_dtype", "actual_dtype", "max_abs_err",
+        "max_rel_err", "cosine", "within", "rtol", "atol", "passed", "message",
+    }
+    assert doc["counts"] == {"output": {"passed": 1, "total": 2}}
+    text = str(report).splitlines()
+    assert text[0].startswith("tensor") and text[1].startswith("b ")  # failing rows only, first
+    assert "FAILED, 1/2 tensors" in text[-1]
+    assert isinstance(report, CompareReport) and not report
+
+
+def test_run_result_npz_round_trip_is_lossless(tmp_path):
+    r = RunResult("torch", meta={"seed": 3, "device": "cpu"})
+    r.add("output[0]", "output", np.arange(6, dtype=np.float16).reshape(2, 3))
+    r.add("output[1].ids", "output", np.array([1, 2], np.int64))
+    r.add("input[0].grad", "input-grad", np.random.default_rng(0).standard_normal(4))
+    r.add("fc.weight.grad", "param-grad", np.ones((2, 2), np.float32), dtype="bfloat16")
+    r.add("bn.running_mean", "buffer", np.zeros(2, np.float32))
+    r.add("mask", "output", np.array([True, False]))
+    path = r.to_npz(tmp_path / "run")
+    assert path.suffix == ".npz" and path.with_suffix(".json").exists()
+    back = RunResult.from_npz(path)
+    assert back.framework == "torch" and back.meta == r.meta
+    assert list(back.tensors) == list(r.tensors) and back.kinds == r.kinds and back.dtypes == r.dtypes
+    for name, value in r.tensors.items():
+        assert back.tensors[name].dtype == value.dtype
+        np.testing.assert_array_equal(back.tensors[name], value)
+    assert compare_results(r, back).passed
+
+
+def test_flatten_names_nested_outputs():
+    out = {"logits": 1, "aux": (2, [3, {"k": 4}], None, "text")}
+    names = [n for n, _p, _t in flatten_outputs(out, lambda o: isinstance(o, int))]
+    assert names == ["output.logits", "output.aux[0]", "output.aux[1][0]", "output.aux[1][1].k"]
+    assert [n for n, _p, _t in flatten_outputs((5, (6,)), lambda o: isinstance(o, int))] == [
+        "output[0]", "output[1][0]"]
+    assert [n for n, _p, _t in flatten_outputs(7, lambda o: isinstance(o, int))] == ["output"]
+
+
+# ----- twins through run_torch / run_mindspore / compare() ------------------------------------
+torch = pytest.importorskip("torch")
+ms = pytest.importorskip("mindspore")
+from mindspore import nn as mnn  # noqa: E402
+from mindspore import ops  # noqa: E402
+
+from recompat.compat.compare import compare  # noqa: E402
+from recompat.compat.runs import MindSporeGraphError, run_mindspore, run_torch  # noqa: E402
+
+runtime = pytest.mark.runtime
+
+
+@pytest.fixture(autouse=True)
+def _mindspore_pynative():
+    # process-global: set what this test needs, whatever ran before in this worker
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    torch.manual_seed(0)
+    yield
+
+
+def _x(*shape, scale=1.0, seed=1):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+class TorchMLP(torch.nn.Module):
+    def __init__(self, d_in=6, d_hidden=8, d_out=4):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(d_in, d_hidden)
+        self.relu = torch.nn.ReLU()
+        self.fc2 = torch.nn.Linear(d_hidden, d_out)
+
+    def forward(self, x):
+        return self.fc2(self.relu(self.fc1(x)))
+
+
+class MsMLP(mnn.Cell):
+    def __init__(self, d_in=6, d_hidden=8, d_out=4):
+        super().__init__()
+        self.fc1 = mnn.Dense(d_in, d_hidden)
+        self.relu = mnn.ReLU()
+        self.fc2 = mnn.Dense(d_hidden, d_out)
+
+    def construct(self, x):
+        return self.fc2(self.relu(self.fc1(x)))
+
+
+class TorchTupleDict(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 5)
+        self.head = torch.nn.Linear(5, 3)
+
+    def forward(self, x, y):
+        h = torch.tanh(self.fc(x)) * y
+        logits = self.head(h)
+        return logits, {"hidden": h, "probs": torch.softmax(logits, dim=-1)}
+
+
+class MsTupleDict(mnn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = mnn.Dense(6, 5)
+        self.head = mnn.Dense(5, 3)
+
+    def construct(self, x, y):
+        h = ops.tanh(self.fc(x)) * y
+        logits = self.head(h)
+        return logits, {"hidden": h, "probs": ops.softmax(logits, -1)}
+
+
+class TorchTokens(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(11, 6)
+        self.proj = torch.nn.Linear(6, 4)
+
+    def forward(self, ids, scale):
+        return self.proj(self.emb(ids)) * scale
+
+
+class MsTokens(mnn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.emb = mnn.Embedding(11, 6)
+        self.proj = mnn.Dense(6, 4)
+
+    def construct(self, ids, scale):
+        return self.proj(self.emb(ids)) * scale
+
+
+def _tokens():
+    ids = np.random.default_rng(2).integers(0, 11, size=(3, 5)).astype(np.int64)
+    return ids, _x(3, 5, 4, seed=3)
+
+
+def _mlp_pair():
+    t, m = TorchMLP(), MsMLP()
+    t.train()
+    m.set_train(True)
+    return t, m
+
+
+@runtime
+@pytest.mark.parametrize("weights", ["torch", "mindspore"])
+def test_mlp_twin_passes_both_weight_directions(weights):
+    t, m = _mlp_pair()
+    report = compare(t, m, [_x(5, 6)], weights=weights, rtol=XRTOL, atol=XATOL)
+    assert report.passed, str(report)
+    assert [r.name for r in report.rows] == [
+        "output", "input[0].grad", "fc1.weight.grad", "fc1.bias.grad", "fc2.weight.grad", "fc2.bias.grad"]
+    assert [r.kind for r in report.rows][:2] == ["output", "input-grad"]
+    # the weights really were copied: both sides now hold the source side's values
+    np.testing.assert_array_equal(t.fc1.weight.detach().numpy(), m.fc1.weight.asnumpy())
+    assert report.meta["weights"] == weights and report.meta["transfer"]["name_map"]
+
+
+@runtime
+@pytest.mark.parametrize("ms_mode", ["pynative", "graph"])
+def test_tuple_and_dict_outputs_are_compared_by_stable_names(ms_mode):
+    t, m = TorchTupleDict(), MsTupleDict()
+    t.train()
+    m.set_train(True)
+    report = compare(t, m, [_x(4, 6), _x(4, 5, seed=4)], ms_mode=ms_mode, rtol=XRTOL, atol=XATOL)
+    assert report.passed, str(report)
+    outputs = [r.name for r in report.rows if r.kind == "output"]
+    assert outputs == ["output[0]", "output[1].hidden", "output[1].probs"]
+    assert [r.name for r in report.rows if r.kind == "input-grad"] == ["input[0].grad", "input[1].grad"]
+
+
+@runtime
+@pytest.mark.parametrize("weights", ["torch", "mindspore"])
+def test_integer_token_input_gets_no_gradient(weights):
+    ids, scale = _tokens()
+    t, m = TorchTokens(), MsTokens()
+    report = compare(t, m, [ids, scale], weights=weights, rtol=XRTOL, atol=XATOL)
+    assert report.passed, str(report)
+    names = [r.name for r in report.rows]
+    assert "input[1].grad" in names and "input[0].grad" not in names
+    assert "emb.weight.grad" in names  # MindSpore's emb.embedding_table, named in torch's terms
+
+
+@runtime
+@pytest.mark.parametrize("ms_mode", ["pynative", "graph"])
+def test_keyword_inputs(ms_mode):
+    ids, scale = _tokens()
+    report = compare(TorchTokens(), MsTokens(), {"ids": ids, "scale": scale}, ms_mode=ms_mode, rtol=XRTOL, atol=XATOL)
+    assert report.passed, str(report)
+    assert "input.scale.grad" in [r.name for r in report.rows]
+
+
+@runtime
+def test_graph_mode_twin_passes_and_the_mode_is_restored():
+    t, m = _mlp_pair()
+    report = compare(t, m, [_x(5, 6)], ms_mode="graph", rtol=XRTOL, atol=XATOL)
+    assert report.passed, str(report)
+    assert report.meta["actual"]["mode"] == "graph"
+    assert ms.get_context("mode") == ms.PYNATIVE_MODE
+
+
+@runtime
+def test_cotangent_is_random_so_softmax_still_has_input_gradients():
+    t = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Softmax(dim=-1))
+    m = mnn.SequentialCell([mnn.Dense(6, 5), mnn.Softmax(-1)])
+    x = _x(4, 6)
+    # with a cotangent of ones (loss = out.sum()) the gradient of a softmax vanishes
+    xt = torch.tensor(x, requires_grad=True)
+    t(xt).sum().backward()
+    assert float(xt.grad.abs().max()) < 1e-6
+    report = compare(t, m, [x], rtol=XRTOL, atol=XATOL)
+    assert report.passed, str(report)
+    grad = run_torch(t, [x]).tensors["input[0].grad"]
+    assert float(np.abs(grad).max()) > 1e-2
+
+
+@runtime
+def test_cotangent_is_the_same_on_both_sides_and_follows_the_seed():
+    t, m = _mlp_pair()
+    x = _x(5, 6)
+    a0, a1 = run_torch(t, [x], seed=0), run_torch(t, [x], seed=1)
+    assert not np.allclose(a0.tensors["input[0].grad"], a1.tensors["input[0].grad"])
+    assert compare(t, m, [x], seed=1, rtol=XRTOL, atol=XATOL).passed
+
+
+@runtime
+def test_unused_parameter_gets_zero_gradient_on_both_sides():
+    class T(TorchMLP):
+        def __init__(self):
+            super().__init__()
+            self.spare = torch.nn.Linear(2, 2)
+
+    class M(MsMLP):
+        def __init__(self):
+            super().__init__()
+            self.spare = mnn.Dense(2, 2)
+
+    t, m = T(), M()
+    report = compare(t, m, [_x(5, 6)], rtol=XRTOL, atol=XATOL)
+    assert report.passed, str(report)
+    assert report.row("spare.weight.grad").max_abs_err == 0.0
+    assert "spare.weight.grad" in report.meta["expected"]["zero_filled_grads"]
+
+
+# ----- planted bugs: compare() must fail (not raise) and point at the right rows --------------
+class TorchGeluMLP(torch.nn.Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(6, 16)
+        self.act = torch.nn.GELU(approximate=approximate)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class MsGeluMLP(mnn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = mnn.Dense(6, 16)
+        self.act = mnn.GELU(approximate=False)  # exact erf form
+        self.fc2 = mnn.Dense(16, 4)
+
+    def construct(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+@runtime
+@pytest.mark.parametrize("planted", [False, True])
+def test_planted_gelu_approximation(planted):
+    t = TorchGeluMLP(approximate="tanh" if planted else "none")
+    report = compare(t, MsGeluMLP(), [_x(8, 6, scale=3.0)], rtol=XRTOL, atol=XATOL)
+    assert report.passed is not planted, str(report)
+    if planted:
+        assert not report.row("output").passed
+
+
+class TorchLN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(16)  # eps 1e-5
+        self.fc = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(self.ln(x))
+
+
+class MsLN(mnn.Cell):
+    def __init__(self, epsilon):
+        super().__init__()
+        self.ln = mnn.LayerNorm((16,), epsilon=epsilon)
+        self.fc = mnn.Dense(16, 4)
+
+    def construct(self, x):
+        return self.fc(self.ln(x))
+
+
+@runtime
+@pytest.mark.parametrize("planted", [False, True])
+def test_planted_layernorm_epsilon(planted):
+    # eps sits next to the variance: y = (x - mean) / sqrt(var + eps), a relative effect of about
+    # (1e-5 - 1e-7) / (2 var). Rows of small variance (inputs scaled by 1e-2, var ~1e-4) make
+    # the difference show (~5%); rows of large variance hide it (var ~1: ~5e-6, inside float32
+    # noise), which is why the default difference goes unnoticed on ordinary data.
+    t, m = TorchLN(), MsLN(epsilon=1e-7 if planted else 1e-5)
+    report = compare(t, m, [_x(4, 16, scale=1e-2)], rtol=XRTOL, atol=XATOL)
+    assert report.passed is not planted, str(report)
+    if planted:
+        assert not report.row("output").passed
+        assert not report.row("input[0].grad").passed
+    # and with ordinary (variance ~1) rows the same planted difference stays inside tolerance
+    if planted:
+        assert compare(t, m, [_x(4, 16)], rtol=XRTOL, atol=XATOL).passed
+
+
+class TorchBN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 8)
+        self.bn = torch.nn.BatchNorm1d(8, momentum=0.1)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.fc(x)))
+
+
+class MsBN(mnn.Cell):
+    def __init__(self, momentum):
+        super().__init__()
+        self.fc = mnn.Dense(6, 8)
+        self.bn = mnn.BatchNorm1d(8, momentum=momentum)
+
+    def construct(self, x):
+        return ops.relu(self.bn(self.fc(x)))
+
+
+@runtime
+@pytest.mark.parametrize("planted", [False, True])
+def test_planted_batchnorm_momentum_not_converted(planted):
+    t, m = TorchBN(), MsBN(momentum=0.1 if planted else 0.9)  # right: ms = 1 - torch
+    t.train()
+    m.set_train(True)
+    report = compare(t, m, [_x(16, 6, scale=2.0)], rtol=XRTOL, atol=XATOL)
+    assert report.passed is not planted, str(report)
+    buffers = {r.name for r in report.rows if r.kind == "buffer"}
+    assert buffers == {"bn.running_mean", "bn.running_var"}
+    if planted:
+        # training-mode outputs and gradients use batch statistics: only the buffers catch it
+        assert {r.name for r in report.failures} == buffers
+
+
+class TorchChain(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(6, 8)
+        self.fc2 = torch.nn.Linear(8, 8)
+        self.fc3 = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+
+
+class MsChain(mnn.Cell):
+    def __init__(self, swapped):
+        super().__init__()
+        self.fc1 = mnn.Dense(6, 8)
+        self.fc2 = mnn.Dense(8, 8)
+        self.fc3 = mnn.Dense(8, 8)
+        self.swapped = swapped
+
+    def construct(self, x):
+        h = ops.relu(self.fc1(x))
+        if self.swapped:
+            return self.fc2(ops.relu(self.fc3(h)))
+        return self.fc3(ops.relu(self.fc2(h)))
+
+
+@runtime
+@pytest.mark.parametrize("planted", [False, True])
+def test_planted_swapped_layers(planted):
+    report = compare(TorchChain(), MsChain(swapped=planted), [_x(5, 6)], rtol=XRTOL, atol=XATOL)
+    assert report.passed is not planted, str(report)
+    if planted:
+        failing = {r.name for r in report.failures}
+        assert {"output", "fc2.weight.grad", "fc3.weight.grad"} <= failing
+
+
+@runtime
+def test_a_planted_bug_in_graph_mode_fails_too():
+    report = compare(TorchChain(), MsChain(swapped=True), [_x(5, 6)], ms_mode="graph", rtol=XRTOL, atol=XATOL)
+    assert not report.passed
+
+
+class Unsupported(mnn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = mnn.Dense(6, 4)
+
+    def construct(self, x):
+        y = self.fc(x)
+        try:  # runs in PyNative; GRAPH mode cannot compile a try statement
+            y = y * 2
+        except ValueError:
+            pass
+        return y
+
+
+@runtime
+def test_graph_mode_compile_error_is_clear(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MindSpore writes rank_0/om/analyze_fail.ir into the cwd
+    assert run_mindspore(Unsupported(), [_x(5, 6)], mode="pynative").tensors
+    with pytest.raises(MindSporeGraphError, match="GRAPH mode could not compile or run Unsupported"):
+        run_mindspore(Unsupported(), [_x(5, 6)], mode="graph")
+    assert ms.get_context("mode") == ms.PYNATIVE_MODE
+
+
+# ----- record / replay and naming through runs ------------------------------------------------
+@runtime
+def test_recorded_torch_run_replays_against_mindspore(tmp_path):
+    t, m = _mlp_pair()
+    x = _x(5, 6)
+    transfer_report = compare(t, m, [x], rtol=XRTOL, atol=XATOL)  # copies torch's weights over
+    assert transfer_report.passed
+    # record a fresh torch run, replay it (as if on another machine) against MindSpore in GRAPH mode
+    path = run_torch(t, [x]).to_npz(tmp_path / "torch_cpu")
+    recorded = RunResult.from_npz(path)
+    assert recorded.meta["framework_version"] == torch.__version__ and recorded.meta["seed"] == 0
+    live = run_mindspore(m, [x], mode="graph", name_map=transfer_report.meta["transfer"]["name_map"])
+    assert compare_results(recorded, live, rtol=XRTOL, atol=XATOL).passed
+
+
+@runtime
+def test_mindspore_names_without_a_map_entry_stay_and_fail_as_one_sided_rows():
+    t, m = _mlp_pair()
+    x = _x(5, 6)
+    name_map = dict(compare(t, m, [x]).meta["transfer"]["name_map"])
+    name_map.pop("fc2.weight")
+    actual = run_mindspore(m, [x], name_map=name_map)
+    assert actual.meta["unmapped_names"] == ["fc2.weight"]
+    assert "fc2.weight.grad" in actual.tensors  # kept its own name (here the same as torch's)
+    name_map["fc2.weight"] = "fc2.weight"
+    name_map["renamed.weight"] = name_map.pop("fc1.weight")
+    report = compare_results(run_torch(t, [x]), run_mindspore(m, [x], name_map=name_map), rtol=XRTOL, atol=XATOL)
+    assert {r.name for r in report.failures} == {"fc1.weight.grad", "renamed.weight.grad"}
+    assert "missing in mindspore" in report.row("fc1.weight.grad").message
+    assert "missing in torch" in report.row("renamed.weight.grad").message
+
+
+@runtime
+def test_run_torch_leaves_the_callers_rng_alone_and_frozen_parameters_are_buffers():
+    t = TorchMLP()
+    t.fc1.bias.requires_grad_(False)
+    torch.manual_seed(123)
+    expected_next = torch.rand(3)
+    torch.manual_seed(123)
+    r = run_torch(t, [_x(5, 6)], seed=7)
+    assert torch.equal(torch.rand(3), expected_next)
+    assert r.kinds["fc1.bias"] == "buffer" and "fc1.bias.grad" not in r.tensors
+    assert r.meta["training"] is True and r.meta["seed"] == 7
