@@ -413,6 +413,7 @@ def compare(
     device: str = "cpu",
     seed: int = 0,
     equal_nan: bool = False,
+    grad_inputs=None,
 ) -> CompareReport:
     """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
     with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
@@ -428,8 +429,8 @@ def compare(
     else:
         transfer = transfer_weights(ms_model, torch_model)
     name_map = dict(transfer.name_map)
-    expected = run_torch(torch_model, inputs, seed=seed, device=device)
-    actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map)
+    expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs)
+    actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs)
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan)
     report.meta.update({
         "weights": weights,

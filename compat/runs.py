@@ -5,6 +5,12 @@
 * ``inputs`` is a list (or tuple) of NumPy arrays passed positionally, or a dict passed as keyword
   arguments. Floating arrays become tensors that require grad; integer and bool arrays (token ids,
   masks) do not. Anything that is not a NumPy array is passed through unchanged.
+* ``grad_inputs`` (indices, or keys for dict inputs) names the inputs that need a gradient; by
+  default every floating input does.
+* ``forward_context`` (a context-manager factory, e.g. ``lambda: SavedTensors("torch")``) is entered
+  around the forward only: what it measures is not charged the backward's recomputation. MindSpore
+  enters it inside the differentiated function (PyNative; GRAPH mode compiles the forward, so it is
+  not entered there).
 * The model runs once, in the mode the caller left it in (``model.train()`` / ``cell.set_train()``).
   The seed is set first (``torch.manual_seed`` inside ``torch.random.fork_rng``, so the caller's
   torch RNG is left as it was; ``mindspore.set_seed``, which is process-global).
@@ -56,6 +62,7 @@ in a ``.npz``, names, kinds, dtypes and meta in a ``.json`` beside it), for reco
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -201,6 +208,19 @@ def _normalise_inputs(inputs) -> tuple[list[Any], list[str] | None]:
     raise TypeError(f"inputs must be a list of NumPy arrays or a dict of them, not {type(inputs).__name__}")
 
 
+def _needs_grad(values, keys, grad_inputs) -> list[bool]:
+    """Per input: floating and selected by grad_inputs (indices or dict keys; None selects all)."""
+    if grad_inputs is None:
+        return [_is_float_array(v) for v in values]
+    chosen = set(grad_inputs)
+    known = set(range(len(values))) | set(keys or ())
+    if chosen - known:
+        raise ValueError(f"grad_inputs {sorted(map(str, chosen - known))} name no input; inputs: "
+                         f"{keys if keys is not None else list(range(len(values)))}")
+    return [_is_float_array(v) and (i in chosen or (keys is not None and keys[i] in chosen))
+            for i, v in enumerate(values)]
+
+
 def _input_name(i: int, keys: list[str] | None) -> str:
     return f"input.{keys[i]}" if keys is not None else f"input[{i}]"
 
@@ -233,13 +253,15 @@ def _torch_numpy(t) -> np.ndarray:
     return t.clone().numpy()
 
 
-def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu") -> RunResult:
+def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=None,
+              forward_context=None) -> RunResult:
     """One forward and one backward of a torch module; see the module docstring."""
     import torch
 
     dev = torch.device(device)
     model.to(dev)
     values, keys = _normalise_inputs(inputs)
+    needs_grad = _needs_grad(values, keys, grad_inputs)
     result = RunResult(
         framework="torch",
         meta={
@@ -261,15 +283,16 @@ def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu") -> RunResult
     with torch.random.fork_rng(devices=fork_devices, device_type=None if dev.type == "cpu" else dev.type):
         torch.manual_seed(seed)
         args = []
-        for v in values:
+        for v, grad in zip(values, needs_grad):
             if isinstance(v, np.ndarray):
                 t = torch.from_numpy(np.array(v, copy=True)).to(dev)
-                if _is_float_array(v):
+                if grad:
                     t.requires_grad_(True)
                 args.append(t)
             else:
                 args.append(v)
-        out = model(**dict(zip(keys, args))) if keys is not None else model(*args)
+        with forward_context() if forward_context else contextlib.nullcontext():
+            out = model(**dict(zip(keys, args))) if keys is not None else model(*args)
 
         cot = _Cotangents(seed)
         loss = None
@@ -286,8 +309,8 @@ def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu") -> RunResult
     zero_filled = []
     for name, _path, t in leaves:
         result.add(name, "output", _torch_numpy(t), _torch_dtype_name(t.dtype))
-    for i, (v, t) in enumerate(zip(values, args)):
-        if _is_float_array(v):
+    for i, (grad, t) in enumerate(zip(needs_grad, args)):
+        if grad:
             name = f"{_input_name(i, keys)}.grad"
             if t.grad is None:
                 zero_filled.append(name)
@@ -374,7 +397,8 @@ def _ms_loss_cell_class():
     return _CotangentLoss
 
 
-def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_map: Mapping[str, str] | None = None) -> RunResult:
+def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_map: Mapping[str, str] | None = None,
+                  grad_inputs=None, forward_context=None) -> RunResult:
     """One forward and one backward of a MindSpore cell, named in torch's terms through ``name_map``."""
     import mindspore as ms
     from mindspore import Tensor
@@ -399,7 +423,7 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
     )
 
     args = [Tensor(np.array(v, copy=True)) if isinstance(v, np.ndarray) else v for v in values]
-    grad_position = tuple(i for i, v in enumerate(values) if _is_float_array(v))
+    grad_position = tuple(i for i, grad in enumerate(_needs_grad(values, keys, grad_inputs)) if grad)
     weights = list(cell.trainable_params())
     is_tensor = lambda o: isinstance(o, Tensor)  # noqa: E731
 
@@ -413,7 +437,8 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
             captured: list[tuple[str, Any]] = []
 
             def fn(*a):
-                out = call(*a)
+                with forward_context() if forward_context else contextlib.nullcontext():
+                    out = call(*a)
                 cot = _Cotangents(seed)
                 loss = None
                 captured.clear()
@@ -463,6 +488,9 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
                 _loss, aux = fn(*args, *extra)
                 grads = None
         except Exception as err:
+            # an abandoned gradient leaves MindSpore's PyNative executor mid-graph: the next one would fail
+            from mindspore.graph.api import _pynative_executor
+            _pynative_executor.clear_res()
             if mode == "graph":
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                 raise MindSporeGraphError(

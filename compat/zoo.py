@@ -80,6 +80,7 @@ class Pair:
     atol: float | None = None
     known_differences: Mapping[str, str] = field(default_factory=dict)
     updated_twice: tuple[str, ...] = ()
+    memory_ratio: float | None = None     # the least plain/recompute ratio of bytes kept the memory check accepts
     notes: tuple[str, ...] = ()
 
     def build_torch(self, recompute: bool = True, form: str | None = None, seed: int = 0,
@@ -758,6 +759,7 @@ register(Pair(
     inputs=lambda rng: [_randn(rng, 4, _WIDTH)],
     mindspore_forms=("compat", "function", "cell"),
     graph_forms=("cell", "compat"),
+    memory_ratio=1.5,
     notes=("torch's segmentation: segment size len // segments; the last segment (with the remainder) runs "
            "without recompute.",
            "GRAPH mode: the function form (a closure per segment, made by a method in construct) does not compile "

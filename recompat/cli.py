@@ -17,6 +17,7 @@ EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
 _MAIN_EPILOG = """\
 commands:
   translate   rewrite activation checkpointing between PyTorch and MindSpore
+  test        run the differential suite: paired torch / MindSpore models, recompute on and off
   demo        translate the embedded example project and show the result
 
 exit status: 0 done; 1 --check found changes; 2 a usage error, or a file that could
@@ -28,6 +29,7 @@ examples:
   recompat translate src/ -o out/ms            # write a translated copy of the tree
   recompat translate src/ --in-place           # rewrite the files where they are
   recompat translate src/ --check -q           # CI: exit 1 if anything would change
+  recompat test -n 2                           # the differential suite on 2 processes
   recompat demo
 
 `recompat COMMAND --help` tells more.
@@ -64,6 +66,29 @@ out/demo/ (as `translate -o`), prints the unified diff to stdout and the summary
 
 example:
   recompat demo && diff -ru examples out/demo
+"""
+
+
+_TEST_EPILOG = """\
+what runs: every pair of the model zoo (recompat.compat.zoo) through four checks --
+  torch-recompute       torch with checkpoint vs without: equal
+  mindspore-recompute   MindSpore with recompute vs without, PYNATIVE and GRAPH, each form: equal
+  cross                 torch vs MindSpore on the same weights, recompute off and on: within tolerance
+  memory                bytes kept for backward with and without recompute, and the time overhead
+-- on every device asked for (an unavailable one is a skip with its reason), then the planted
+bugs the suite must catch (wrong GELU, LayerNorm eps, BatchNorm momentum, swapped layers, a lost
+recompute mark, a weight not transferred), with the catch rate. A summary table closes the run.
+
+record and replay: on a machine with the torch device, `--record DIR` saves the torch side of each
+cross comparison; elsewhere `--against DIR` compares MindSpore with it instead of running torch.
+
+exit status: pytest's (0 all passed, 1 some failed, 2-4 usage or internal errors).
+
+examples:
+  recompat test -n 2 --json suite.json
+  recompat test --device gpu --record runs/          # on the GPU machine
+  recompat test --device cpu --against runs/         # then here, MindSpore on CPU
+  recompat test -k transformer --ms-mode pynative
 """
 
 
@@ -121,13 +146,29 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                    help="skip files and folders matching GLOB (fnmatch, against the relative path and the "
                         "name; repeatable)")
 
+    s = sub.add_parser(
+        "test", formatter_class=fmt, epilog=_TEST_EPILOG,
+        help="run the differential suite (paired torch / MindSpore models) and print a summary table",
+        description="Run recompat's built-in differential suite under pytest, with its plugin's options.")
+    s.add_argument("--device", action="append", choices=("cpu", "gpu", "ascend"), metavar="DEVICE",
+                   help="cpu, gpu or ascend (repeatable; default: all, unavailable ones skip with the reason)")
+    s.add_argument("--ms-mode", action="append", choices=("pynative", "graph"), metavar="MODE",
+                   help="MindSpore mode: pynative or graph (repeatable; default: both)")
+    s.add_argument("--json", dest="json_path", metavar="FILE", help="write every result as JSON to FILE")
+    s.add_argument("--record", metavar="DIR", help="save the torch side of each cross comparison in DIR")
+    s.add_argument("--against", metavar="DIR", help="compare MindSpore with the torch runs recorded in DIR")
+    s.add_argument("-k", dest="keyword", metavar="EXPR", help="only the cases whose id matches EXPR (pytest -k)")
+    s.add_argument("-n", "--jobs", type=_jobs, default=1, metavar="N",
+                   help="run in N processes (pytest-xdist); 0: one per CPU (default: 1)")
+    s.add_argument("-q", "--quiet", action="store_true", help="less pytest output; the summary table stays")
+
     d = sub.add_parser(
         "demo", formatter_class=fmt, epilog=_DEMO_EPILOG,
         help="translate the embedded example project and show the diff and the summary",
         description="Translate the example project (examples/) into out/demo/ and show what changed.")
     d.add_argument("-o", "--output", metavar="DIR", help="where to write the translated copy (default: <repo>/out/demo)")
     _add_common(d)
-    return parser, {"translate": t, "demo": d}
+    return parser, {"translate": t, "test": s, "demo": d}
 
 
 def _error(message: str) -> int:
@@ -150,6 +191,27 @@ def _translate(args) -> int:
     return _run(Options(paths=args.paths, to=args.to, style=args.style, output=args.output,
                         in_place=args.in_place, diff=args.diff, check=args.check, json_path=args.json_path,
                         jobs=args.jobs, exclude=args.exclude, quiet=args.quiet))
+
+
+def _test(args) -> int:
+    os.environ.setdefault("GLOG_v", "3")          # MindSpore's C++ log: errors only
+    import pytest
+
+    from recompat import builtin_tests
+
+    argv = [builtin_tests.__file__, "-p", "no:cacheprovider", "-rfE"]
+    for device in args.device or ():
+        argv += ["--recompat-device", device]
+    for mode in args.ms_mode or ():
+        argv += ["--recompat-ms-mode", mode]
+    for flag, value in (("--recompat-json", args.json_path), ("--recompat-record", args.record),
+                        ("--recompat-against", args.against), ("-k", args.keyword)):
+        if value:
+            argv += [flag, value]
+    if args.jobs != 1:
+        argv += ["-n", "auto" if args.jobs == 0 else str(args.jobs)]
+    argv.append("-q" if args.quiet else "-v")
+    return int(pytest.main(argv))
 
 
 def examples_dir() -> Path:
@@ -189,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "translate":
             return _translate(args)
+        if args.command == "test":
+            return _test(args)
         return _demo(args)
     except KeyboardInterrupt:
         print("recompat: interrupted; files already written are complete, the rest untouched", file=sys.stderr)

@@ -1,0 +1,163 @@
+"""Planted bugs: twins broken the way migrations break, which the suite must catch.
+
+Each :class:`Mutant` changes one zoo twin (at build time, or after the weights were transferred) and names the
+suite cases that must then fail. ``hunt(mutant)`` runs them; the catch rate is the fraction of mutants for which
+at least one named case fails -- while the same cases pass without the mutant (``control``), so a failure is the
+planted bug's and not the pair's.
+
+=========================  ==================================================================  =============
+mutant                     the bug                                                             caught by
+=========================  ==================================================================  =============
+gelu_approximate           MindSpore GELU left at approximate=True (torch's default is exact)   cross
+layernorm_epsilon          LayerNorm epsilon not carried over (1e-3 instead of torch's 1e-5)    cross
+batchnorm_momentum         BatchNorm momentum not converted (MindSpore's is 1 - torch's)        cross (buffers)
+layers_swapped             two transformer layers applied in the wrong order                    cross
+recompute_mark_dropped     the translated model lost its .recompute() mark                      memory
+weight_not_transferred     one parameter left at its initial value                              cross
+=========================  ==================================================================  =============
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import zoo
+from .suite import SEED, Case, Options, run_case
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    description: str
+    pair: str
+    cases: tuple[Case, ...]                                  # the cases that must fail with the bug planted
+    side: str = "mindspore"                                  # the twin the bug is planted in
+    build: Callable | None = None                            # (model, role) -> model, at build time
+    transfer: Callable | None = None                         # (model) -> None, after the weights were copied
+
+    def mutate(self, side: str, role: str, model):
+        if side == self.side and self.build is not None:
+            return self.build(model, role)
+        return model
+
+    def after_transfer(self, model) -> None:
+        if self.transfer is not None:
+            self.transfer(model)
+
+
+@dataclass
+class Hunt:
+    mutant: Mutant
+    caught: bool
+    control_passed: bool
+    messages: list[str]
+
+    def to_dict(self) -> dict:
+        return {"id": f"planted-bug-{self.mutant.name}", "pair": self.mutant.pair, "check": "planted-bug",
+                "variant": self.mutant.name, "status": "caught" if self.caught else "missed",
+                "control_passed": self.control_passed, "message": "; ".join(self.messages),
+                "description": self.mutant.description}
+
+
+def hunt(mutant: Mutant, options: Options | None = None) -> Hunt:
+    """Run the mutant's cases with and without the bug planted."""
+    planted = [run_case(case, mutant=mutant, options=options) for case in mutant.cases]
+    control = [run_case(case, options=options) for case in mutant.cases]
+    return Hunt(mutant, caught=any(o.status == "failed" for o in planted),
+                control_passed=all(o.status == "passed" for o in control),
+                messages=[f"{o.case.id}: {o.status}: {o.message.splitlines()[-1] if o.message else ''}"
+                          for o in planted])
+
+
+# --------------------------------------------------------------------------------------------------- the bugs
+
+def _each(model, wanted: type, change: Callable) -> None:
+    """``change(cell)`` for every cell of type ``wanted``, in place: parameters and their names stay as they are,
+    so the planted setting is the only difference."""
+    changed = [cell for _, cell in model.cells_and_names() if type(cell) is wanted]
+    if not changed:
+        raise LookupError(f"the twin has no {wanted.__name__} to plant the bug in")
+    for cell in changed:
+        change(cell)
+
+
+def _gelu_approximate(model, role):
+    from mindspore import nn
+    _each(model, nn.GELU, lambda cell: setattr(cell, "approximate", "tanh"))     # what GELU() defaults to
+    return model
+
+
+def _layernorm_epsilon(model, role):
+    from mindspore import nn, ops
+
+    def change(cell):
+        cell.epsilon = 1e-3
+        cell.layer_norm = ops.LayerNorm(begin_norm_axis=cell.begin_norm_axis,
+                                        begin_params_axis=cell.begin_params_axis, epsilon=1e-3)
+    _each(model, nn.LayerNorm, change)
+    return model
+
+
+def _batchnorm_momentum(model, role):
+    from mindspore import nn, ops
+
+    def change(cell):    # nn.BatchNorm2d(momentum=0.1): torch's 0.1 passed through, its update weight is 0.9
+        cell.momentum = 0.9
+        cell.bn_train = ops.BatchNorm(is_training=True, epsilon=cell.eps, momentum=0.9, data_format=cell.format)
+    _each(model, nn.BatchNorm2d, change)
+    return model
+
+
+def _swap_layers(model):
+    from mindspore import nn
+    first, second = model.layers[0], model.layers[1]
+    model.layers = nn.CellList([second, first])
+
+
+def _drop_recompute_mark(model, role):
+    if role != "recompute":
+        return model
+    return zoo.get("seed_fc").build_mindspore(recompute=False, form="cell", seed=SEED)
+
+
+def _forget_a_weight(model):
+    import mindspore
+    weight = model.fc1.weight
+    fresh = np.random.default_rng(99).standard_normal(weight.shape).astype(np.float32) * 0.1
+    weight.set_data(mindspore.Tensor(fresh))
+
+
+def _cross(pair: str, *variants: str) -> tuple[Case, ...]:
+    return tuple(Case(pair, "cross", v, "cpu", "pynative") for v in variants)
+
+
+MUTANTS = (
+    Mutant("gelu_approximate", "MindSpore's GELU built with approximate=True (tanh) where torch's is exact",
+           "transformer", _cross("transformer", "plain"), build=_gelu_approximate),
+    Mutant("layernorm_epsilon", "LayerNorm epsilon 1e-3 on the MindSpore side, torch's 1e-5 not carried over",
+           "transformer", _cross("transformer", "plain"), build=_layernorm_epsilon),
+    Mutant("batchnorm_momentum", "BatchNorm momentum 0.1 copied verbatim: MindSpore's momentum is 1 - torch's",
+           "resnet_bn", _cross("resnet_bn", "plain"), build=_batchnorm_momentum),
+    Mutant("layers_swapped", "the two transformer layers run in the wrong order on the MindSpore side",
+           "transformer", _cross("transformer", "plain"), transfer=_swap_layers),
+    Mutant("recompute_mark_dropped", "the MindSpore model lost its fc2.recompute() mark (Cell form)",
+           "seed_fc", (Case("seed_fc", "memory", "mindspore:cell", "cpu", "pynative"),), build=_drop_recompute_mark),
+    Mutant("weight_not_transferred", "fc1.weight left at a fresh initial value instead of torch's",
+           "seed_fc", _cross("seed_fc", "plain"), transfer=_forget_a_weight),
+)
+
+
+def get(name: str) -> Mutant:
+    for m in MUTANTS:
+        if m.name == name:
+            return m
+    raise KeyError(f"no planted bug named {name!r}; planted bugs: {', '.join(m.name for m in MUTANTS)}")
+
+
+def catch_rate(hunts: list[dict]) -> str:
+    caught = sum(h["status"] == "caught" for h in hunts)
+    missed = [h["variant"] for h in hunts if h["status"] != "caught"]
+    return (f"planted bugs caught: {caught}/{len(hunts)} ({caught / len(hunts):.0%})"
+            + (f"; missed: {', '.join(missed)}" if missed else ""))

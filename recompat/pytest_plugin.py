@@ -1,0 +1,199 @@
+"""recompat's pytest plugin (entry point ``pytest11``): differential tests of torch / MindSpore pairs.
+
+A user's own pair, in about ten lines::
+
+    import numpy as np
+
+    def test_my_block(recompat_compare):
+        torch_model, ms_model = MyTorchBlock(), MyMsBlock()           # the two twins, in training mode
+        x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+        report = recompat_compare(torch_model, ms_model, [x], rtol=1e-4, atol=1e-5)
+        assert report.passed, report
+
+Options (also taken by ``recompat test``)::
+
+    --recompat-device {cpu,gpu,ascend}   devices to run on (repeatable; default: all, unavailable ones skip)
+    --recompat-ms-mode {pynative,graph}  MindSpore modes (repeatable; default: both)
+    --recompat-json FILE                 every differential result (rows, figures) as JSON
+    --recompat-record DIR                save the torch side of each cross-framework comparison
+    --recompat-against DIR               compare MindSpore with a recorded torch side instead of running torch
+
+Fixtures: ``recompat_hunt`` / ``recompat_mutant`` (planted bugs the suite must catch; the catch rate is printed),
+``recompat_compare`` (compare() with the options' first MindSpore mode and device, results kept for
+--recompat-json), ``recompat_options``, and ``recompat_case``: a test that asks for it is parametrized over the
+built-in suite's cases (recompat.compat.suite) -- that is how ``recompat test`` runs the suite.
+
+Loading this plugin imports neither torch nor MindSpore: pytest runs that do not use it pay nothing.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+DEVICES = ("cpu", "gpu", "ascend")
+MS_MODES = ("pynative", "graph")
+_KEY = "recompat"          # user_properties key: results travel from xdist workers in the test reports
+
+
+@dataclass(frozen=True)
+class RecompatOptions:
+    devices: tuple[str, ...]
+    ms_modes: tuple[str, ...]
+    json_path: Path | None
+    record_dir: Path | None
+    against_dir: Path | None
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("recompat", "recompat differential tests (torch vs MindSpore)")
+    group.addoption("--recompat-device", action="append", choices=DEVICES, default=None, metavar="DEVICE",
+                    help="run the pairs on DEVICE: cpu, gpu or ascend (repeatable; default: all; a device this "
+                         "machine lacks is a skip with its reason)")
+    group.addoption("--recompat-ms-mode", action="append", choices=MS_MODES, default=None, metavar="MODE",
+                    help="MindSpore execution mode: pynative or graph (repeatable; default: both)")
+    group.addoption("--recompat-json", metavar="FILE", default=None,
+                    help="write every differential result (cases, tensor rows, memory figures) as JSON to FILE")
+    group.addoption("--recompat-record", metavar="DIR", default=None,
+                    help="save the torch side of each cross-framework comparison (npz + JSON metadata) in DIR")
+    group.addoption("--recompat-against", metavar="DIR", default=None,
+                    help="compare MindSpore with the torch runs recorded in DIR instead of running torch here")
+
+
+def _options(config) -> RecompatOptions:
+    opt = config.getoption
+    record, against = opt("--recompat-record"), opt("--recompat-against")
+    if record and against:
+        raise pytest.UsageError("--recompat-record and --recompat-against exclude each other: record on one "
+                                "machine, compare on another")
+    if against and not Path(against).is_dir():
+        raise pytest.UsageError(f"--recompat-against {against}: no such directory (make one with "
+                                "--recompat-record on the machine with the torch device)")
+    return RecompatOptions(
+        devices=tuple(dict.fromkeys(opt("--recompat-device") or DEVICES)),
+        ms_modes=tuple(dict.fromkeys(opt("--recompat-ms-mode") or MS_MODES)),
+        json_path=Path(opt("--recompat-json")) if opt("--recompat-json") else None,
+        record_dir=Path(record) if record else None,
+        against_dir=Path(against) if against else None)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_Collector(config), "recompat-collector")
+
+
+@pytest.fixture(scope="session")
+def recompat_options(pytestconfig) -> RecompatOptions:
+    return _options(pytestconfig)
+
+
+def pytest_generate_tests(metafunc):
+    if "recompat_mutant" in metafunc.fixturenames:
+        _mutants(metafunc)
+    if "recompat_case" not in metafunc.fixturenames:
+        return
+    from recompat.compat import suite
+
+    options = _options(metafunc.config)
+    cases = suite.cases(devices=options.devices, ms_modes=options.ms_modes)
+    metafunc.parametrize("recompat_case", cases, ids=[c.id for c in cases])
+
+
+def _mutants(metafunc):
+    from recompat.compat import mutants
+
+    options = _options(metafunc.config)
+    chosen = [m for m in mutants.MUTANTS if all(c.device in options.devices for c in m.cases)]
+    metafunc.parametrize("recompat_mutant", chosen, ids=[m.name for m in chosen])
+
+
+def _keep(request, result: dict) -> None:
+    # plain JSON values only: xdist sends user_properties from the workers with execnet
+    request.node.user_properties.append((_KEY, json.loads(json.dumps(result, default=str))))
+
+
+@pytest.fixture
+def recompat_run(request, recompat_options):
+    """run(case) -> Outcome of the built-in suite; skips, xfails (known differences) or fails the test to match."""
+    from recompat.compat import suite
+
+    def run(case):
+        outcome = suite.run_case(case, options=suite.Options(recompat_options.record_dir,
+                                                             recompat_options.against_dir))
+        _keep(request, outcome.to_dict())
+        if outcome.status == "skipped":
+            pytest.skip(outcome.message)
+        if outcome.status == "known":
+            pytest.xfail(outcome.message)
+        if outcome.status == "failed":
+            pytest.fail(outcome.message, pytrace=False)
+        return outcome
+    return run
+
+
+@pytest.fixture
+def recompat_hunt(request, recompat_options):
+    """hunt(mutant) -> Hunt: the planted bug's cases with and without it; fails the test unless the bug is caught
+    and the same cases pass without it."""
+    from recompat.compat import mutants, suite
+
+    def hunt(mutant):
+        result = mutants.hunt(mutant, suite.Options(recompat_options.record_dir, recompat_options.against_dir))
+        _keep(request, result.to_dict())
+        if not result.control_passed:
+            pytest.fail(f"{mutant.name}: the cases fail without the planted bug too, so they prove nothing: "
+                        + "; ".join(result.messages), pytrace=False)
+        if not result.caught:
+            pytest.fail(f"planted bug {mutant.name} ({mutant.description}) was not caught: "
+                        + "; ".join(result.messages), pytrace=False)
+        return result
+    return hunt
+
+
+@pytest.fixture
+def recompat_compare(request, recompat_options):
+    """compare(torch_model, ms_model, inputs, **kwargs) with the session's MindSpore mode and device; the report
+    goes to --recompat-json. kwargs are compare()'s (weights=, rtol=, atol=, grad_inputs=, ms_mode=, ...)."""
+    from recompat.compat import compare
+
+    def run(torch_model, ms_model, inputs, **kwargs):
+        kwargs.setdefault("ms_mode", recompat_options.ms_modes[0])
+        kwargs.setdefault("device", {"gpu": "cuda"}.get(recompat_options.devices[0], "cpu"))
+        report = compare(torch_model, ms_model, inputs, **kwargs)
+        _keep(request, {"id": request.node.nodeid, "check": "compare", "pair": request.node.name,
+                        "status": "passed" if report.passed else "failed", "message": report.summary(),
+                        "report": report.to_dict()})
+        return report
+    return run
+
+
+class _Collector:
+    """Gathers the results where the test reports arrive (the main process, with or without xdist)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.results: list[dict] = []
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call":
+            self.results += [value for key, value in report.user_properties if key == _KEY]
+
+    def pytest_terminal_summary(self, terminalreporter):
+        from recompat.compat.suite import CHECKS, summary_table, write_json
+
+        if not self.results:
+            return
+        in_suite = [r for r in self.results if r.get("check") in CHECKS]
+        if in_suite:
+            terminalreporter.section("recompat differential suite")
+            terminalreporter.write_line(summary_table(in_suite))
+        hunts = [r for r in self.results if r.get("check") == "planted-bug"]
+        if hunts:
+            from recompat.compat.mutants import catch_rate
+
+            terminalreporter.write_line(catch_rate(hunts))
+        path = self.config.getoption("--recompat-json")
+        if path:
+            write_json(self.results, path)
+            terminalreporter.write_line(f"recompat: {len(self.results)} results written to {path}")
