@@ -31,6 +31,14 @@ class Param:
     mindspore_default: str | None = None
     when_reentrant: dict | None = None      # the decision when MindSpore's reentrant form is used
     when_non_reentrant: dict | None = None  # ... and when its non-reentrant form is used
+    when_dynamic: dict | None = None        # ... and when use_reentrant is decided at run time
+
+    @property
+    def codes(self) -> tuple[tuple[str, str], ...]:
+        """(key below the param, code) for every diagnostic code the param names."""
+        found = [("code", self.code)] + [(f"{w}/code", (getattr(self, w) or {}).get("code"))
+                                         for w in ("when_reentrant", "when_non_reentrant", "when_dynamic")]
+        return tuple((k, c) for k, c in found if c)
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,7 @@ class Mappings:
     entries: tuple[Entry, ...]
     diagnostics: dict                 # code -> {"status", "message"}
     parameters: ParameterMappings = field(default_factory=ParameterMappings)
+    functional_dropout: frozenset = frozenset()   # dropout functions (RC150)
 
     @functools.cached_property
     def by_torch_name(self) -> dict[str, Entry]:
@@ -161,7 +170,8 @@ def _layer(raw: dict, path: Path, index: int) -> LayerPair:
 def load(folder: Path = HERE) -> Mappings:
     """Read and validate every *.yaml file in `folder`."""
     entries, diagnostics = [], {}
-    layers, wrappers = [], []
+    where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
+    layers, wrappers, dropout = [], [], set()
     for path in sorted(folder.glob("*.yaml")):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -172,22 +182,26 @@ def load(folder: Path = HERE) -> Mappings:
             if code in diagnostics:
                 raise MappingError(f"{path}: diagnostic {code} is defined twice")
             diagnostics[code] = spec
-        for raw in data.get("entries", []):
+        for i, raw in enumerate(data.get("entries", [])):
             params = tuple(Param(**p) for p in raw.pop("params"))
             entries.append(Entry(params=params, **raw))
+            where[id(entries[-1])] = f"{path}: entries/{i}"
+        dropout.update(data.get("functional_dropout", ()))
         for i, raw in enumerate(data.get("layers", [])):
             layers.append((path, _layer(raw, path, i)))
         for raw in data.get("wrappers", []):
             wrappers.append(Wrapper(cls=raw["class"], attribute=raw["attribute"], note=raw["note"]))
-    ids = [e.id for e in entries]
-    dupes = {i for i in ids if ids.count(i) > 1}
-    if dupes:
-        raise MappingError(f"{folder}: entry ids defined twice: {', '.join(sorted(dupes))}")
-    used = {c for e in entries for p in e.params
-            for c in (p.code, (p.when_reentrant or {}).get("code"), (p.when_non_reentrant or {}).get("code")) if c}
-    missing = sorted(used - diagnostics.keys())
-    if missing:
-        raise MappingError(f"{folder}: params name diagnostic codes that diagnostics.yaml lacks: {', '.join(missing)}")
+    first: dict[str, Entry] = {}
+    for e in entries:
+        if e.id in first:
+            raise MappingError(f"{where[id(e)]}/id: entry ids defined twice: {e.id} (also at {where[id(first[e.id])]})")
+        first[e.id] = e
+    for e in entries:
+        for k, p in enumerate(e.params):
+            for key, code in p.codes:
+                if code not in diagnostics:
+                    raise MappingError(f"{where[id(e)]}/params/{k}/{key}: params name diagnostic codes that "
+                                       f"diagnostics.yaml lacks: {code}")
     seen: dict = {}
     for path, layer in layers:
         for key, what in ((layer.id, "layer id"), ((layer.torch, layer.mindspore), "layer pair")):
@@ -196,7 +210,8 @@ def load(folder: Path = HERE) -> Mappings:
                 raise MappingError(f"{path}: layers: {what} {shown} defined twice (also in {seen[key]})")
             seen[key] = path
     parameters = ParameterMappings(layers=tuple(layer for _, layer in layers), wrappers=tuple(wrappers))
-    return Mappings(entries=tuple(entries), diagnostics=diagnostics, parameters=parameters)
+    return Mappings(entries=tuple(entries), diagnostics=diagnostics, parameters=parameters,
+                    functional_dropout=frozenset(dropout))
 
 
 @functools.lru_cache(maxsize=None)

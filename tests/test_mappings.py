@@ -1,8 +1,6 @@
 """The mapping data (mappings/*.yaml) and its loader: what ships is valid and complete, the translator
 and the data agree on every diagnostic code, and a broken mapping file fails with a message that
 names the file and the key.
-
-Known gaps are strict xfails (MAP-n): fixing one turns its test red until the mark goes.
 """
 from __future__ import annotations
 
@@ -95,16 +93,7 @@ def test_signatures_parse_and_name_their_api(entry):
         assert len(params) == len(set(params))
 
 
-_UNCOVERED = {   # entry id -> why a torch parameter has no params item yet
-    "checkpoint_sequential": "MAP-1: checkpoint_sequential's **kwargs (torch accepts only preserve_rng_state "
-                             "there, and raises for anything else) has no params item: the docs and reports "
-                             "cannot show what happens to it; the translator passes unknown keywords through (RC116)",
-}
-
-
-@pytest.mark.parametrize("entry", [
-    pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=_UNCOVERED[e.id])) if e.id in _UNCOVERED else e
-    for e in M.entries], ids=lambda e: e.id)
+@pytest.mark.parametrize("entry", M.entries, ids=lambda e: e.id)
 def test_params_cover_every_parameter_of_the_torch_signature(entry):
     _, params = _signature(entry.torch["signature"])
     listed = {p.torch for p in entry.params if p.torch is not None}
@@ -134,15 +123,13 @@ def test_each_param_is_a_consistent_decision(entry):
             assert p.torch and p.mindspore and p.torch != p.mindspore, where
         if p.values:
             assert p.action == "rename", where
-        for override in (p.when_reentrant, p.when_non_reentrant):
+        for override in (p.when_reentrant, p.when_non_reentrant, p.when_dynamic):
             if override and override["action"] == "set":
                 assert "value" in override, where
         for text in (p.note, entry.summary):
             assert text["en"].strip() and text["zh"].strip(), where
 
 
-@pytest.mark.xfail(strict=True, reason="MAP-2: checkpoint_wrapper's checkpoint_impl -> use_reentrant is a rename "
-                                       "without a diagnostic code (DESIGN: nothing not carried over 1:1 is silent)")
 def test_every_rename_has_a_diagnostic_code():
     silent = [f"{e.id}.{p.torch}" for e in M.entries for p in e.params if p.action == "rename" and not p.code]
     assert silent == []
@@ -166,8 +153,7 @@ def _translator_codes() -> set[str]:
 
 
 def _mapping_codes() -> set[str]:
-    return {c for e in M.entries for p in e.params
-            for c in (p.code, (p.when_reentrant or {}).get("code"), (p.when_non_reentrant or {}).get("code")) if c}
+    return {c for e in M.entries for p in e.params for _, c in p.codes}
 
 
 def test_diagnostics_are_well_formed():
@@ -185,17 +171,7 @@ def test_every_code_the_translator_uses_is_defined():
     assert sorted(used - M.diagnostics.keys()) == []
 
 
-_UNUSED = {
-    "RC118": "MAP-3: early_stop decided at run time (use_reentrant=<name>) is never reported: the translator "
-             "has no path that emits RC118 (tests/test_properties.py BUG-7)",
-    "RC191": "MAP-4: a name bound to torch's checkpoint and to something else (try/except ImportError fallback) "
-             "is never reported: the translator has no path that emits RC191 (tests/test_properties.py BUG-6)",
-}
-
-
-@pytest.mark.parametrize("code", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=_UNUSED[c])) if c in _UNUSED else c
-    for c in sorted(M.diagnostics)])
+@pytest.mark.parametrize("code", sorted(M.diagnostics))
 def test_every_defined_code_is_used(code):
     assert code in _translator_codes() | _mapping_codes()
 
@@ -394,8 +370,6 @@ def test_a_param_code_missing_from_diagnostics_is_refused(folder):
     assert "RC999" in message and "diagnostics" in message
 
 
-@pytest.mark.xfail(strict=True, reason="MAP-5: the loader names the folder, not the file and the key, for a "
-                                       "duplicate entry id and for a param code diagnostics.yaml lacks")
 @pytest.mark.parametrize("change, key", [(_duplicate_id, "entries/1/id"), (_undefined_code, "entries/0/params/5/code")])
 def test_cross_checks_name_the_file_and_the_key(folder, change, key):
     _edit(folder / "checkpoint.yaml", change)

@@ -17,9 +17,9 @@ diagnostic; the file keeps its line endings; lines outside call sites and import
 so are the comments of arguments that are kept; a callable that is not a Cell never ends up in
 MindSpore's reentrant recompute (it raises TypeError there).
 
-A generator restriction that stands for a translator bug is marked `BUG-n` (and the bug has an
-xfail test below, strict, so fixing it turns that test red until the marker goes): fix the bug,
-remove the restriction, widen.
+Bugs the generators found are pinned by the `test_bugN_*` tests below. Should one come back that
+cannot be fixed at once, restrict the generator with a flag named after it and mark its test a strict
+xfail, so the fix turns that test red until the restriction goes.
 
 RC_EXAMPLES=N in the environment runs N examples per property instead of the default.
 """
@@ -76,16 +76,6 @@ CALLABLES = {
 }
 NEEDS_SELF = {"attr", "attr_forward", "item", "item_forward", "bound"}
 NEEDS_LOOP = {"loopvar"}
-# BUG-9: `(layer).__call__` / `(layer).forward` become `(layer` (the strip starts at the end of the
-# name, inside the parentheses): the output does not parse and the whole file fails (TranslateError).
-# See test_bug9_a_parenthesized_module_before_dunder_call.
-BUG9_SKIPPED_CALLABLES = {"paren_dunder_call"}
-# BUG-10: in a CRLF file, text that a rule rebuilds from the original (Source.render_node) goes
-# through Source.replace, which turns its "\n" into "\r\n" once more: "\r\r\n". Hit by --style cell
-# with an argument spanning lines, and by checkpoint_wrapper(Block(1,<CRLF> 2)).
-# See test_bug10_crlf_inside_a_rebuilt_argument.
-BUG10_NO_MULTILINE_ARGUMENTS_IN_CRLF_CELL_STYLE = True
-
 KEYWORD_VALUES = {
     "use_reentrant": ["True", "False", "None", "flag"],
     "preserve_rng_state": ["True", "False"],
@@ -109,29 +99,6 @@ STATEMENTS = {                                      # how the call's value is us
     "listcomp": "out = [{} for _ in range(2)][0]",
 }
 PARAMS = "fn, layer, x, y, z, m, flag, ctx, kw, *rest"
-
-# BUG-1: a known non-Cell callable (lambda, closure, bound method) with use_reentrant=<a name> keeps
-# the name (RC103, partial) instead of getting use_reentrant=False: MindSpore raises TypeError when
-# the name is True at run time. See test_bug1_known_non_cell_with_a_runtime_flag.
-BUG1_NO_FLAG_FOR_NON_CELLS = True
-# BUG-2: dropping an argument deletes everything from the end of the previous argument, so the
-# previous argument's trailing comment (and comment lines above the dropped one) disappear and the
-# dropped argument's own trailing comment moves onto the previous one.
-# See test_bug2_dropping_an_argument_keeps_the_comments_of_the_others.
-BUG2_NO_COMMENTS_BEFORE_TORCH_ONLY_KEYWORDS = True
-# BUG-3: through functools.partial(checkpoint, use_reentrant=False), a call's own early_stop=True is
-# kept, overriding the partial's early_stop=False: the MindSpore 2.10 crash that RC117 avoids.
-# See test_bug3_early_stop_through_a_non_reentrant_partial.
-BUG3_NO_EARLY_STOP_THROUGH_PARTIALS = True
-# BUG-4: through functools.partial(checkpoint, use_reentrant=False), a call that passes
-# use_reentrant=True (a Cell) is decided as if non-reentrant: preserve_rng_state becomes save_rng_state
-# in MindSpore's reentrant recompute (RC111: that breaks its backward).
-# See test_bug4_reentrant_call_through_a_non_reentrant_partial.
-BUG4_NO_REENTRANT_OVERRIDE_OF_A_NON_REENTRANT_PARTIAL = True
-# BUG-5: --style cell absorbs use_reentrant=True/None, preserve_rng_state=True and early_stop into
-# `self.block.recompute(...)` without a diagnostic naming them. See test_bug5_cell_style_records_...
-BUG5_CELL_STYLE_SILENT_KEYWORDS = ("use_reentrant", "preserve_rng_state", "early_stop")
-
 
 @dataclass
 class Call:
@@ -240,12 +207,8 @@ def calls(draw, kinds: list[str], via: str, fixed: str, depth: int = 0) -> Call:
     if splat:
         inputs.append("*rest")
     names = sorted(KEYWORD_VALUES)
-    if BUG3_NO_EARLY_STOP_THROUGH_PARTIALS and via == "partial":
-        names.remove("early_stop")
     keys = draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)))
     keywords = [(k, draw(st.sampled_from(KEYWORD_VALUES[k]))) for k in keys]
-    if BUG4_NO_REENTRANT_OVERRIDE_OF_A_NON_REENTRANT_PARTIAL and via == "partial" and fixed == "False":
-        keywords = [(k, "False" if k == "use_reentrant" else v) for k, v in keywords]
     if draw(st.integers(0, 5)) == 0:
         keywords.append((None, "kw"))
     call = Call(kind, inputs, keywords, late_splat=splat and draw(st.booleans()))
@@ -255,8 +218,6 @@ def calls(draw, kinds: list[str], via: str, fixed: str, depth: int = 0) -> Call:
             call.inputs[0] = inner
         else:
             call.callable, call.lambda_body = "lambda", inner
-    if BUG1_NO_FLAG_FOR_NON_CELLS and call.kind == NOT_CELL and call.keyword("use_reentrant") == "flag":
-        call.keywords = [(k, "False" if k == "use_reentrant" else v) for k, v in call.keywords]
     if depth == 0:
         call.fmt = draw(st.sampled_from(FORMATS))
         call.statement = draw(st.sampled_from(sorted(STATEMENTS)))
@@ -265,11 +226,6 @@ def calls(draw, kinds: list[str], via: str, fixed: str, depth: int = 0) -> Call:
     roles = _roles(call, "f")
     call.spaces = [(draw(st.integers(0, 2)), draw(st.integers(0, 2))) for _ in roles]
     call.comments = [(draw(st.booleans()), draw(st.booleans())) for _ in roles]
-    if BUG2_NO_COMMENTS_BEFORE_TORCH_ONLY_KEYWORDS:
-        for j, (_, role) in enumerate(roles):
-            if role[0] == "keyword" and role[1] in TORCH_ONLY:
-                call.comments[j - 1] = (call.comments[j - 1][0], False)
-                call.comments[j] = (False, call.comments[j][1])
     return call
 
 
@@ -283,8 +239,7 @@ def examples(draw, styles=("function",)) -> Example:
     via = draw(st.sampled_from(["direct", "direct", "alias", "partial"] + (["attr"] if in_class else [])))
     fixed = draw(st.sampled_from(["True", "False"]))
     wrapper = draw(st.sampled_from(["plain", "nested", "if_else"] + (["loop"] if in_class else [])))
-    kinds = [k for k in CALLABLES if (in_class or k not in NEEDS_SELF) and (wrapper == "loop" or k not in NEEDS_LOOP)
-             and k not in BUG9_SKIPPED_CALLABLES]
+    kinds = [k for k in CALLABLES if (in_class or k not in NEEDS_SELF) and (wrapper == "loop" or k not in NEEDS_LOOP)]
     if in_class:   # as likely to meet a Cell attribute or a bound method as any other kind
         kinds += [k for k in kinds if k in NEEDS_SELF | NEEDS_LOOP]
     if wrapper == "loop":
@@ -292,9 +247,6 @@ def examples(draw, styles=("function",)) -> Example:
     sites = draw(st.lists(calls(kinds, via, fixed), min_size=1, max_size=3))
     newline = draw(st.sampled_from(["\n", "\r\n"]))
     unit = draw(st.sampled_from(["    ", "  ", "\t"]))
-    if BUG10_NO_MULTILINE_ARGUMENTS_IN_CRLF_CELL_STYLE and style == "cell" and newline == "\r\n":
-        for c in [c for s in sites for c in s.calls()]:
-            c.keywords = [(k, "m" if k == "mask" else v) for k, v in c.keywords]
 
     def ind(n: int) -> str:
         return unit * n
@@ -522,15 +474,16 @@ def test_generated_call_forms_keep_their_invariants(ex: Example):
         reentrant = _literal(effective.get("use_reentrant", ast.Constant(True)))
         if gen.kind == CELL:
             assert reentrant == {"True": True, "None": True, "False": False}.get(given_value, given_value)
-        elif given_value == "flag":
-            # only where the callable may be a Cell (BUG-1): decided at run time, a partial diagnostic
-            assert gen.kind == UNKNOWN, f"BUG-1: a {gen.kind} callable keeps use_reentrant=flag"
+        elif given_value == "flag" and gen.kind == UNKNOWN:
+            # where the callable may be a Cell: decided at run time, a partial diagnostic
             assert "RC103" in codes and site.status == "partial"
         else:
             assert reentrant is False, f"{gen.kind} callable in MindSpore's reentrant recompute"
             assert given_value == "False" or "RC101" in codes
 
-        # the settings the mappings fix for the non-reentrant form, and the RNG flag on each form
+        # the settings the mappings fix for the non-reentrant form (and, decided at run time, what suits both)
+        if reentrant == "flag":
+            assert ast.unparse(effective["early_stop"]) == CHECKPOINT.param("early_stop").when_dynamic["value"]
         if reentrant is False:
             for p in NON_REENTRANT_SET:
                 assert ast.unparse(effective[p.mindspore]) == p.when_non_reentrant["value"], p.mindspore
@@ -564,8 +517,6 @@ def test_cell_style_keeps_the_invariants(ex: Example):
         for name, value in gen.keywords:
             param = CHECKPOINT.param(name) if name else None
             renamed = param.mindspore if param is not None else name
-            if "RC140" in codes and name in BUG5_CELL_STYLE_SILENT_KEYWORDS:
-                continue   # BUG-5
             assert name in out_keywords or renamed in out_keywords or (name and name in messages), (
                 f"{name}={value} dropped silently")
 
@@ -636,9 +587,8 @@ def test_a_module_level_alias_is_a_holder():
     assert len(result.sites) == 2
 
 
-# -- translator bugs the generators found (strict xfail: a fix turns them red; then drop the mark) --
+# -- translator bugs the generators found (BUG-n; fixed: these keep them fixed) --
 
-@pytest.mark.xfail(strict=True, reason="BUG-1: a known non-Cell with use_reentrant=<name> stays reentrant-capable")
 def test_bug1_known_non_cell_with_a_runtime_flag():
     _, out = _translate("""
         from torch.utils.checkpoint import checkpoint
@@ -651,7 +601,6 @@ def test_bug1_known_non_cell_with_a_runtime_flag():
     assert "mindspore.recompute(lambda t: t * 2, x, use_reentrant=False" in out
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-2: dropping an argument deletes the previous argument's comment")
 def test_bug2_dropping_an_argument_keeps_the_comments_of_the_others():
     _, out = _translate("""
         from torch.utils.checkpoint import checkpoint
@@ -668,7 +617,6 @@ def test_bug2_dropping_an_argument_keeps_the_comments_of_the_others():
     assert "        x,  # the input\n" in out
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-3: early_stop=True through a non-reentrant partial is kept")
 def test_bug3_early_stop_through_a_non_reentrant_partial():
     result, out = _translate("""
         import functools
@@ -685,7 +633,6 @@ def test_bug3_early_stop_through_a_non_reentrant_partial():
     assert "return ckpt(g, x, early_stop=False)" in out
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-4: use_reentrant=True through a non-reentrant partial gets save_rng_state")
 def test_bug4_reentrant_call_through_a_non_reentrant_partial():
     result, out = _translate("""
         import functools
@@ -707,7 +654,6 @@ def test_bug4_reentrant_call_through_a_non_reentrant_partial():
     assert "RC111" in [d.code for s in result.sites for d in s.diagnostics]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-5: --style cell absorbs keywords without a diagnostic")
 def test_bug5_cell_style_records_every_keyword():
     result, out = _translate("""
         from torch.utils.checkpoint import checkpoint
@@ -727,7 +673,6 @@ def test_bug5_cell_style_records_every_keyword():
         assert name in messages, name
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-6: an import with a fallback binding loses every site silently")
 def test_bug6_an_import_with_a_fallback_is_not_lost_silently():
     result, _ = _translate("""
         try:
@@ -743,7 +688,6 @@ def test_bug6_an_import_with_a_fallback_is_not_lost_silently():
     assert result.sites and (result.changed or "RC191" in [d.code for s in result.sites for d in s.diagnostics])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-7: use_reentrant=<name> never gets RC118 nor early_stop=False")
 def test_bug7_runtime_reentrancy_records_the_early_stop_decision():
     result, out = _translate("""
         from torch.utils.checkpoint import checkpoint
@@ -756,7 +700,6 @@ def test_bug7_runtime_reentrancy_records_the_early_stop_decision():
     assert "RC118" in [d.code for s in result.sites for d in s.diagnostics]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-9: (layer).__call__ becomes `(layer`: the file fails")
 def test_bug9_a_parenthesized_module_before_dunder_call():
     _, out = _translate("""
         from torch.utils.checkpoint import checkpoint
@@ -768,7 +711,6 @@ def test_bug9_a_parenthesized_module_before_dunder_call():
     assert "return mindspore.recompute((layer), x)" in out
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-10: CRLF doubled to \\r\\r\\n in text a rule rebuilds")
 @pytest.mark.parametrize("style, code", [
     ("cell", "from torch.utils.checkpoint import checkpoint\r\n"
              "class N(nn.Module):\r\n"
@@ -790,7 +732,6 @@ def test_bug10_crlf_inside_a_rebuilt_argument(style, code):
     assert b"\r\r" not in out
 
 
-@pytest.mark.xfail(strict=True, reason="BUG-8: a checkpoint call inside a dropped keyword's value crashes")
 def test_bug8_a_site_inside_a_dropped_argument():
     result, out = _translate("""
         from torch.utils.checkpoint import checkpoint

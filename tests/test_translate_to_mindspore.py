@@ -120,11 +120,13 @@ def test_project_wrapper_body_is_translated_and_its_callers_are_not():
         def block_forward(block, x):
             return checkpoint(block, x)
     """)
-    assert "return mindspore.recompute(function, *args, use_reentrant=use_reentrant, **kwargs)" in text
+    # use_reentrant decided at run time: early_stop=False suits both forms (RC118)
+    assert ("return mindspore.recompute(function, *args, use_reentrant=use_reentrant, **kwargs, early_stop=False)"
+            in text)
     assert "return checkpoint(block, x)" in text
     assert "import torch.utils.checkpoint" not in text
     assert [s.status for s in result.sites] == ["partial"]
-    assert set(codes(result)) == {"RC103", "RC114", "RC100"}
+    assert set(codes(result)) == {"RC103", "RC114", "RC118", "RC100"}
 
 
 def test_a_local_variable_does_not_shadow_the_import_elsewhere():
@@ -324,7 +326,7 @@ def test_checkpoint_wrapper_and_composable_checkpoint_mark_cells():
     assert "        self.c.recompute()\n" in text
     assert "        self.layers[0].recompute(use_reentrant=False, early_stop=False)\n" in text
     assert "torch" not in text
-    assert codes(result) == ["RC130", "RC130", "RC132", "RC130"]
+    assert codes(result) == ["RC134", "RC130", "RC130", "RC132", "RC130"]   # RC134: checkpoint_impl=REENTRANT
 
 
 def test_apply_activation_checkpointing_marks_matching_subcells():
@@ -335,11 +337,12 @@ def test_apply_activation_checkpointing_marks_matching_subcells():
         def setup(model):
             apply_activation_checkpointing(model, check_fn=is_block)
     """)
+    # non-reentrant, as torch's default checkpoint_wrapper_fn (checkpoint_wrapper, CheckpointImpl.NO_REENTRANT)
     assert textwrap.dedent("""\
         def setup(model):
             for _, cell in model.cells_and_names():
                 if cell is not model and is_block(cell):
-                    cell.recompute()
+                    cell.recompute(use_reentrant=False, early_stop=False)
     """) in text
 
 
@@ -553,3 +556,142 @@ def test_an_unused_torch_checkpoint_import_is_removed():
     """)
     assert "checkpoint" not in text and "import torch.nn as nn" in text
     assert result.sites == []
+
+
+def test_a_function_level_import_leaves_no_blank_line_opening_the_body():
+    text, _ = translate("""
+        def run(f, x):
+            from torch.utils.checkpoint import checkpoint
+
+            return checkpoint(f, x, use_reentrant=False)
+    """)
+    assert "def run(f, x):\n    return mindspore.recompute(f, x, use_reentrant=False, early_stop=False)\n" in text
+
+
+@pytest.mark.parametrize("line, kept", [
+    ("import os; from torch.utils.checkpoint import checkpoint", "import os\n"),
+    ("from torch.utils.checkpoint import checkpoint; import os", "import os\n"),
+    ("import os; from torch.utils.checkpoint import checkpoint; import re", "import os; import re\n"),
+])
+def test_an_import_sharing_its_line_goes_with_its_semicolon(line, kept):
+    text, _ = translate(line + "\n\n\ndef run(f, x):\n    return checkpoint(f, x, use_reentrant=False)\n")
+    assert kept in text and "pass" not in text
+
+
+def test_a_dropped_last_argument_takes_the_comma_before_it_and_leaves_the_comments():
+    text, result = translate("""
+        from torch.utils.checkpoint import checkpoint
+
+
+        def f(g, x):
+            a = checkpoint(g, x, use_reentrant=False, debug=True, determinism_check="none")
+            b = checkpoint(
+                g,
+                x,  # the input
+                # about debug
+                debug=True  # its own comment
+            )
+            return checkpoint(g, x, debug=True,
+                              use_reentrant=False)
+    """)
+    assert "a = mindspore.recompute(g, x, use_reentrant=False, early_stop=False)\n" in text
+    assert ("    b = mindspore.recompute(\n        g,\n        x, use_reentrant=False, early_stop=False  # the input\n"
+            "        # about debug\n    )\n") in text
+    assert "return mindspore.recompute(g, x,\n                      use_reentrant=False, early_stop=False)" in text
+    assert codes(result).count("RC112") == 4
+
+
+def test_a_site_inside_a_dropped_value_goes_with_it():
+    text, result = translate("""
+        from torch.utils.checkpoint import checkpoint
+
+
+        def f(g, x):
+            return checkpoint(g, x, use_reentrant=False, determinism_check=checkpoint(g, x))
+    """)
+    assert "return mindspore.recompute(g, x, use_reentrant=False, early_stop=False)\n" in text
+    assert 'determinism_check=checkpoint(g, x) dropped' in " ".join(d.message for s in result.sites
+                                                                    for d in s.diagnostics)
+
+
+def test_a_module_alias_with_a_fallback_is_reported_at_each_call():
+    text, result = translate("""
+        try:
+            import torch.utils.checkpoint as cp
+        except ImportError:
+            cp = None
+
+
+        def f(g, x):
+            if cp is None:
+                return g(x)
+            return cp.checkpoint(g, x) + cp.checkpoint(g, x, use_reentrant=False)
+    """)
+    assert [(s.line, s.status) for s in result.sites] == [(11, "manual"), (11, "manual")]
+    assert codes(result) == ["RC191", "RC191"]
+    assert text.count("# recompat: RC191 torch.utils.checkpoint.checkpoint left as it is") == 1
+
+
+def test_a_partial_with_a_runtime_flag_gets_early_stop_false_once():
+    text, result = translate("""
+        import functools
+        from torch.utils.checkpoint import checkpoint
+
+
+        class Model(nn.Module):
+            def enable(self, flag):
+                self.ckpt = functools.partial(checkpoint, use_reentrant=flag)
+
+            def forward(self, x):
+                x = self.ckpt(self.block, x)
+                return self.ckpt(self.block, x, early_stop=True)
+    """)
+    assert "self.ckpt = functools.partial(mindspore.recompute, use_reentrant=flag, early_stop=False)" in text
+    assert "x = self.ckpt(self.block, x)\n" in text                           # the partial has it
+    assert "return self.ckpt(self.block, x, early_stop=False)" in text        # the call's own overrides it
+    assert codes(result).count("RC118") == 2
+
+
+@pytest.mark.parametrize("dropout, noted", [("self.drop(y)", False), ("ops.dropout(y, p=0.5)", True)])
+def test_a_reentrant_mark_keeps_dropout_cells_but_not_dropout_functions(dropout, noted):
+    _, result = translate(f"""
+        from torch.distributed._composable import checkpoint
+
+
+        class Block(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.drop = nn.Dropout(p=0.5)
+
+            def construct(self, y):
+                return {dropout}
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                checkpoint(self.block)
+    """)
+    assert ("RC150" in codes(result)) == noted
+    assert [s.status for s in result.sites] == ["partial" if noted else "converted"]
+
+
+def test_cell_style_names_every_keyword_the_mark_stands_for():
+    text, result = translate("""
+        from torch.utils.checkpoint import checkpoint
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                return checkpoint(self.block, x, use_reentrant=False, context_fn=ctx, early_stop=True)
+    """, style="cell")
+    assert "self.block.recompute(use_reentrant=False, early_stop=False, context_fn=ctx)" in text
+    assert "return self.block(x)" in text
+    messages = [d.message for s in result.sites for d in s.diagnostics]
+    assert any("use_reentrant=False, context_fn=ctx, early_stop=True" in m for m in messages), messages
+    assert "RC115" in codes(result)   # the context managers must still be MindSpore's

@@ -619,7 +619,7 @@ class Net(nn.Cell):
 def test_checkpoint_wrapper_apply_and_composable(pynative, tmp_path, wrapped):
     """checkpoint_wrapper in __init__, composable checkpoint, apply_activation_checkpointing at the end of
     __init__. "overlapping": the wrapped cell is a Block too, so apply_activation_checkpointing marks it
-    again (recompute(use_reentrant=False, ...) then recompute(): MindSpore lets the last call win)."""
+    again (recompute(use_reentrant=False, ...) twice, as torch's default checkpoint_wrapper_fn is non-reentrant)."""
     src = WRAPPERS.replace("{wrapped}", wrapped)
     text, result = translate(src)
     assert f"self.wrapped = {wrapped}()\n        self.wrapped.recompute(use_reentrant=False" in text, text
@@ -657,15 +657,12 @@ class Net(nn.Cell):
 """
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "translator bug: apply_activation_checkpointing becomes `cell.recompute()` (reentrant) and the later "
-    "checkpoint_wrapper(self.b) `self.b.recompute(use_reentrant=False, early_stop=False)`; MindSpore 2.10 "
-    "refuses True-then-False on one Cell: TypeError \"Sub cell '_recompute_cell' already exists in network, "
-    "can not assign this type: '<class 'function'>' as a cell.\" at construction. torch runs it (the "
-    "wrapper nests). torch's default checkpoint_wrapper_fn is non-reentrant, so use_reentrant=False there "
-    "would avoid the clash"))
 def test_apply_then_checkpoint_wrapper_on_the_same_cell(pynative, tmp_path):
+    """MindSpore 2.10 refuses reentrant-then-non-reentrant recompute() on one Cell (TypeError "Sub cell
+    '_recompute_cell' already exists"); torch nests the wrappers. Both marks are non-reentrant, as torch's
+    default checkpoint_wrapper_fn (checkpoint_wrapper, NO_REENTRANT), so the translation runs."""
     text, _ = translate(APPLY_THEN_WRAP)
+    assert "cell.recompute(use_reentrant=False, early_stop=False)" in text, text
     ref = reference_source(APPLY_THEN_WRAP, {
         "from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import "
         "apply_activation_checkpointing, checkpoint_wrapper": PLAIN_WRAPPERS,
@@ -795,11 +792,8 @@ DROPOUT_FORMS = {
 # MindSpore's save_rng_state restores only the default generator, which neither dropout draws from.
 # The one exception: a Cell marked with Cell.recompute() (reentrant) holding nn.Dropout (not the
 # functional ops.dropout) gives the plain run's gradients. A translation whose gradients differ must
-# say so (RC150, status partial); where it does not, that is a translator bug (strict xfail).
-SILENT_OPS_DROPOUT = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "translator bug: the block is marked with reentrant Cell.recompute() and the site reported 'converted' "
-    "without RC150, but with the functional ops.dropout the recompute draws a new mask and the gradients "
-    "differ from the plain run (RC150's own message says only nn.Dropout is kept)"))
+# say so (RC150, status partial). apply_activation_checkpointing marks non-reentrant (torch's default
+# checkpoint_wrapper_fn is), so it is no exception.
 DROPOUT_CASES = [
     # form, dropout, gradients equal to the plain run
     ("call", "nn", False),
@@ -808,14 +802,14 @@ DROPOUT_CASES = [
     ("style_cell_non_reentrant", "nn", False),
     ("checkpoint_wrapper", "nn", False),
     ("composable", "nn", True),
-    ("apply_activation_checkpointing", "nn", True),
+    ("apply_activation_checkpointing", "nn", False),
     ("call", "ops", False),
     ("call_non_reentrant", "ops", False),
-    pytest.param("style_cell", "ops", False, marks=SILENT_OPS_DROPOUT),
+    ("style_cell", "ops", False),
     ("style_cell_non_reentrant", "ops", False),
     ("checkpoint_wrapper", "ops", False),
-    pytest.param("composable", "ops", False, marks=SILENT_OPS_DROPOUT),
-    pytest.param("apply_activation_checkpointing", "ops", False, marks=SILENT_OPS_DROPOUT),
+    ("composable", "ops", False),
+    ("apply_activation_checkpointing", "ops", False),
 ]
 
 

@@ -83,6 +83,7 @@ class Scope:
         self._class_attrs = class_attrs         # () -> what self.X is, in a method (computed on demand)
         self._kinds: dict[str, str] | None = None
         self._imports: dict[str, str | None] = {}
+        self._imported: dict[str, set[str]] = {}   # every qualified name an import binds a name to
         self._other: set[str] = set()           # bound by anything other than an import
 
     @property
@@ -126,6 +127,14 @@ class Scope:
             return None
         return scope.imports.get(name)
 
+    def shadowed_imports(self, name: str) -> set[str]:
+        """What imports bind `name` to where something else binds it too (so `qualname` gives None):
+        `try: from m import f` / `except ImportError: f = None`."""
+        scope = self.lookup(name)
+        if scope is None or name not in scope.other:
+            return set()
+        return scope._imported.get(name, set())
+
     def _build(self) -> None:
         """Collect the bindings of the body (not of nested scopes, whose names are bound here)."""
         node = self.node
@@ -144,6 +153,8 @@ class Scope:
                     if name in self._imports and self._imports[name] != qual:
                         self._other.add(name)   # two different imports: ambiguous
                     self._imports[name] = qual
+                    if qual:
+                        self._imported.setdefault(name, set()).add(qual)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.bind(child.name, FUNCTION)
             elif isinstance(child, ast.ClassDef):
@@ -167,6 +178,7 @@ class Scope:
         for name in declared_global:
             self._kinds.pop(name, None)
             self._imports.pop(name, None)
+            self._imported.pop(name, None)
             self._other.discard(name)
 
 

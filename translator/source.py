@@ -6,6 +6,7 @@ blank lines, quotes, line endings, the encoding line, a BOM) stays byte for byte
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from recompat.translator.model import TranslateError
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_TEMPLATE_NEWLINE = re.compile(r"(?<!\r)\n")   # a "\n" that is not already the end of a "\r\n"
 
 
 @dataclass(order=True)
@@ -103,15 +105,22 @@ class Source:
         line = self.text[start:self.line_end(lineno)]
         return line[:len(line) - len(line.lstrip(" \t"))]
 
+    def lineno(self, offset: int) -> int:
+        """1-based line of a character offset."""
+        return bisect.bisect_right(self._line_starts, offset)
+
     def line(self, lineno: int) -> str:
         return self.text[self._line_starts[lineno - 1]:self.line_end(lineno)].rstrip("\r\n")
 
     # -- edits -----------------------------------------------------------------------------
 
     def replace(self, start: int, end: int, text: str) -> None:
-        """Replace text[start:end]; '\\n' in `text` becomes the file's own line ending."""
+        """Replace text[start:end]; '\\n' in `text` becomes the file's own line ending.
+
+        Only a template's bare '\\n' is converted: text rebuilt from the source (render) already has the
+        file's line endings, and converting them again would double them ('\\r\\r\\n')."""
         if self.newline != "\n":
-            text = text.replace("\n", self.newline)
+            text = _TEMPLATE_NEWLINE.sub(self.newline, text)
         self._edits.append(Edit(start, end, len(self._edits), text))
 
     def insert(self, at: int, text: str) -> None:

@@ -41,13 +41,13 @@ def import_markers(mappings: Mappings) -> re.Pattern:
 class Event:
     """One thing stage 1 saw, handled after the walk (in post-order, inner first)."""
 
-    kind: str                 # call | partial | ref | holder_call
+    kind: str                 # call | partial | ref | holder_call | shadowed
     node: ast.AST
     scope: names.Scope
     stmt: ast.stmt
     cls: ast.ClassDef | None
     entry: Entry | None = None
-    holder: str | None = None
+    holder: str | None = None   # holder_call: the holder's key; shadowed: the name
 
 
 @dataclass
@@ -125,6 +125,9 @@ class _Walker(ast.NodeVisitor):
         elif qual == PARTIAL and node.args and tx.qualname(node.args[0], self.scope) in tx.apis:
             self.handled.add(id(node.args[0]))
             self._event("partial", node, entry=tx.apis[tx.qualname(node.args[0], self.scope)])
+        elif (shadowed := tx.shadowed_api(node.func, self.scope)) is not None:
+            self.handled.add(id(node.func))
+            self._event("shadowed", node, entry=shadowed[1], holder=shadowed[0])
         elif _holder_key(node.func) is not None and node.args:
             self._event("holder_call", node, holder=_holder_key(node.func))
 
@@ -174,6 +177,20 @@ def _holder_key(node) -> str | None:
     return None
 
 
+def _comma(text: str, start: int, end: int) -> int | None:
+    """Offset of the first comma in text[start:end] outside comments (the text between two arguments)."""
+    i = start
+    while i < end:
+        if text[i] == "#":
+            i = text.find("\n", i, end)
+            if i < 0:
+                return None
+        elif text[i] == ",":
+            return i
+        i += 1
+    return None
+
+
 def _literal_reentrant(value: ast.AST):
     """True / False for a literal use_reentrant (None means torch's default, True); else 'dynamic'."""
     if isinstance(value, ast.Constant) and value.value in (True, False, None):
@@ -206,6 +223,7 @@ class TorchToMindSpore:
                         and n not in module_scope.other), "mindspore")
         self.ms_used = False
         self.uses_dropout = "ropout" in src.text   # Dropout, dropout: see RC150
+        self._comments: set = set()
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -217,6 +235,17 @@ class TorchToMindSpore:
         if root is None:
             return None
         return ".".join([root, *chain[1:]])
+
+    def shadowed_api(self, node, scope: names.Scope) -> tuple[str, Entry] | None:
+        """(name, entry) when `node` names a mapped API through a name that something else binds too."""
+        chain = names.attribute_chain(node)
+        if not chain or chain[0] not in self.interesting or (len(chain) > 1 and chain[-1] not in self.leaves):
+            return None
+        for root in sorted(scope.shadowed_imports(chain[0])):
+            entry = self.apis.get(".".join([root, *chain[1:]]))
+            if entry is not None:
+                return chain[0], entry
+        return None
 
     # -- stage 1 ---------------------------------------------------------------------------
 
@@ -236,6 +265,9 @@ class TorchToMindSpore:
                 self._partial(ev)
             elif ev.kind == "ref":
                 self._reference(ev)
+            elif ev.kind == "shadowed":
+                site = self._site(ev, ev.entry.torch["api"])
+                self.manual(ev, site, shadowed=ev.holder)
             else:
                 getattr(self, "_rule_" + ev.entry.rule)(ev, cell_style)
         return self.sites
@@ -250,13 +282,20 @@ class TorchToMindSpore:
         site.diagnostics.append(Diagnostic(code, spec["status"], site.path, site.line, site.col,
                                            spec["message"].format(**fields)))
 
-    def manual(self, ev: Event, site: Site, why: str) -> None:
-        """Leave the site as it is, with a diagnostic and a `# recompat:` line above its statement."""
-        self.diag(site, "RC190", source=site.api, why=why)
+    def manual(self, ev: Event, site: Site, why: str | None = None, shadowed: str | None = None) -> None:
+        """Leave the site as it is, with a diagnostic and a `# recompat:` line above its statement.
+
+        `shadowed`: the site's name is bound to the API and to something else (RC191), not `why` (RC190)."""
+        if shadowed is None:
+            self.diag(site, "RC190", source=site.api, why=why)
+            comment = f"# recompat: RC190 {site.api} left as it is: {why}"
+        else:
+            self.diag(site, "RC191", name=shadowed, source=site.api)
+            comment = f"# recompat: RC191 {site.api} left as it is: {shadowed} is also bound to something else here"
         stmt = ev.stmt
-        comment = f"# recompat: RC190 {site.api} left as it is: {why}"
         above = self.src.line(stmt.lineno - 1).strip() if stmt.lineno > 1 else ""
-        if above != comment:
+        if above != comment and (stmt.lineno, comment) not in self._comments:
+            self._comments.add((stmt.lineno, comment))   # one per statement, however many sites it holds
             self.src.insert(self.src.line_start(stmt.lineno), self.src.indent(stmt.lineno) + comment + "\n")
 
     def ms_name(self, name: str) -> str:
@@ -271,7 +310,10 @@ class TorchToMindSpore:
         `m.__call__` and `m.forward` become `m`: MindSpore recomputes the Cell itself."""
         if isinstance(node, ast.Attribute) and node.attr in ("__call__", "forward") and not (
                 isinstance(node.value, ast.Name) and node.value.id == "self"):
-            self.src.replace(self.src.end(node.value), self.src.end(node), "")
+            # from the dot: `(m).__call__` keeps its parentheses
+            dot = self.src.text.rindex(".", self.src.end(node.value), self.src.end(node) - len(node.attr))
+            start = len(self.src.text[:dot].rstrip(" \t"))
+            self.src.replace(max(start, self.src.end(node.value)), self.src.end(node), "")
             self.diag(site, "RC102", expr=self.src.segment(node), base=self.src.segment(node.value))
             return node.value, True
         return node, self._is_cell(node, ev.scope)
@@ -292,10 +334,11 @@ class TorchToMindSpore:
 
     # -- keywords --------------------------------------------------------------------------
 
-    def _keywords(self, call: ast.Call, entry: Entry, site: Site, reentrant: bool, skip=()) -> None:
-        """Apply each keyword's mapping decision (keep / rename / drop) in place."""
-        ordered = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
-        previous_end = {id(k): self.src.end(prev) for prev, k in zip(ordered, ordered[1:])}
+    def _keywords(self, call: ast.Call, entry: Entry, site: Site, reentrant, skip=(), add=(),
+                  add_missing: bool = True) -> None:
+        """Apply each keyword's mapping decision (keep / rename / set / drop) in place, then append the
+        keywords in `add` and (with add_missing) the `set` ones the call lacks."""
+        dropped = []
         for kw in call.keywords:
             if kw.arg in skip:
                 continue
@@ -316,21 +359,65 @@ class TorchToMindSpore:
                 start = self.src.start(kw)
                 self.src.replace(start, start + len(kw.arg), param.mindspore)
             elif action == "drop":
-                start = previous_end.get(id(kw), self.src.start(kw))
-                self.src.replace(start, self.src.end(kw), "")
+                dropped.append(kw)
             if code:
                 self.diag(site, code, name=kw.arg, value=value, why=param.why or "")
+        added = list(add)
         present = {kw.arg for kw in call.keywords}
-        for param in entry.params:
+        for param in entry.params if add_missing else ():
             action, code, new_value = self._decision(param, reentrant)
             if action == "set" and param.torch not in present:
-                self._add_keyword(call, f"{param.mindspore}={new_value}")
+                added.append(f"{param.mindspore}={new_value}")
                 self.diag(site, code, name=param.mindspore, value=new_value, why=param.why or "")
+        self._remove_arguments(call, dropped)
+        if added:
+            last = max((n for n in [*call.args, *call.keywords] if n not in dropped),
+                       key=lambda n: (n.end_lineno, n.end_col_offset))
+            self.src.insert(self.src.end(last), "".join(f", {text}" for text in added))
+
+    def _remove_arguments(self, call: ast.Call, dropped: list) -> None:
+        """Delete arguments, leaving the others' text and comments as they are.
+
+        Each takes its own comma: the one after it, or the one before it when no kept argument follows
+        (and the call has no trailing comma). One that stands on lines of its own takes those lines,
+        its own trailing comment included."""
+        src, text = self.src, self.src.text
+        nodes = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+        close = src.end(call) - 1
+        trailing_comma = _comma(text, src.end(nodes[-1]), close) is not None
+        removed_to = 0   # where the previous removal ended
+        for i, node in enumerate(nodes):
+            if node not in dropped:
+                continue
+            start, end = src.start(node), src.end(node)
+            before_comma = None
+            if trailing_comma or any(n not in dropped for n in nodes[i + 1:]):
+                end = _comma(text, end, src.start(nodes[i + 1]) if i + 1 < len(nodes) else close) + 1
+            elif i > 0:
+                before_comma = _comma(text, src.end(nodes[i - 1]), start)
+            line_start = src.line_start(node.lineno)
+            line_end = src.line_end(src.lineno(end))
+            before = text[line_start:start]
+            after = text[end:line_end].rstrip("\r\n")
+            if not before.strip() and (not after.strip() or after.lstrip().startswith("#")):
+                start, end = line_start, line_end            # its own lines
+            elif before_comma is not None and "#" not in text[before_comma:start]:
+                start, before_comma = before_comma, None     # `, arg` up to the closing parenthesis
+            elif not after.strip():                          # no trailing whitespace left behind
+                start = max(len(text[:start].rstrip(" \t")), removed_to)
+            else:
+                end += len(after) - len(after.lstrip(" \t"))
+            if before_comma is not None:
+                src.replace(before_comma, before_comma + 1, "")
+            src.render(start, end)   # edits inside go with it (a checkpoint call in the dropped value)
+            src.replace(start, end, "")
+            removed_to = end
 
     @staticmethod
     def _decision(param: Param, reentrant) -> tuple[str, str | None, str | None]:
         """(action, diagnostic code, value to set) for one parameter, given MindSpore's reentrancy."""
-        override = {True: param.when_reentrant, False: param.when_non_reentrant}.get(reentrant)
+        override = {True: param.when_reentrant, False: param.when_non_reentrant,
+                    "dynamic": param.when_dynamic}.get(reentrant)
         if override:
             return override["action"], override["code"], override.get("value")
         return param.action, param.code, None
@@ -340,24 +427,44 @@ class TorchToMindSpore:
         return [f"{p.mindspore}={p.when_non_reentrant['value']}" for p in self.checkpoint.params
                 if p.when_non_reentrant and p.when_non_reentrant["action"] == "set"]
 
-    def _dropout_note(self, site: Site) -> None:
-        if self.uses_dropout:
+    def _dropout_note(self, site: Site, reentrant_mark: bool = False) -> None:
+        """RC150 where the recompute draws new dropout masks: every form, except a Cell marked with
+        reentrant recompute() whose dropout is all Cells (nn.Dropout), not functions (ops.dropout)."""
+        if self.uses_dropout and (not reentrant_mark or self._functional_dropout):
             self.diag(site, "RC150")
 
-    def _add_keyword(self, call: ast.Call, text: str) -> None:
-        last = max([*call.args, *call.keywords], key=lambda n: (n.end_lineno, n.end_col_offset))
-        self.src.insert(self.src.end(last), f", {text}")
+    @functools.cached_property
+    def _functional_dropout(self) -> bool:
+        """Does the file call a dropout function (not through self, where a dropout Cell is usual)?"""
+        for node in ast.walk(self.tree):
+            chain = names.attribute_chain(node.func) if isinstance(node, ast.Call) else None
+            if chain and chain[-1] in self.m.functional_dropout and chain[0] != "self":
+                return True
+        return False
+
+    def _mark(self, site: Site, options: list[str]) -> str:
+        """`recompute(...)` marking a Cell with these options (the non-reentrant form gets its settings)."""
+        if "use_reentrant=False" in options:
+            options = [*options, *self._non_reentrant_settings()]
+        self._dropout_note(site, reentrant_mark="use_reentrant=False" not in options)
+        return f"recompute({', '.join(o for o in options if o != 'use_reentrant=True')})"
+
+    def _default_impl(self, entry: Entry) -> list[str]:
+        """The options of torch's default checkpoint_impl, as recompute() options."""
+        impl = entry.param("checkpoint_impl")
+        return [f"{impl.mindspore}={impl.values[impl.torch_default]}"]
 
     # -- rules -----------------------------------------------------------------------------
 
-    def _reentrancy(self, ev: Event, site: Site, call: ast.Call, is_cell, override=None) -> object:
-        """Decide MindSpore's use_reentrant for a recompute call; returns what MindSpore will use."""
+    def _reentrancy(self, ev: Event, site: Site, call: ast.Call, is_cell, add: list, override=None) -> object:
+        """Decide MindSpore's use_reentrant for a recompute call; returns what MindSpore will use.
+        A keyword the call needs is appended to `add`."""
         kw = next((k for k in call.keywords if k.arg == "use_reentrant"), None)
         torch_value = override if kw is None and override is not None else (
             _literal_reentrant(kw.value) if kw is not None else True)
         what = self.src.segment(call.args[0]) if call.args else "the callable"
-        if torch_value == "dynamic":
-            if is_cell is not True:
+        if torch_value == "dynamic" and is_cell is not False:   # a known non-Cell: False whatever it is
+            if is_cell is None:
                 self.diag(site, "RC103", value=self.src.segment(kw.value) if kw else "?", callable=what)
             return "dynamic"
         if torch_value is False:
@@ -372,7 +479,7 @@ class TorchToMindSpore:
             return True
         self.diag(site, "RC101", callable=what, what="not known to be a Cell" if is_cell is None else "not a Cell")
         if kw is None:
-            self._add_keyword(call, "use_reentrant=False")
+            add.append("use_reentrant=False")
         else:
             self.src.replace_node(kw.value, "False")
         return False
@@ -386,8 +493,9 @@ class TorchToMindSpore:
         if plan is not None:
             return self._as_cell_call(ev, site, plan)
         block, is_cell = self._callable(ev, site, call.args[0])
-        reentrant = self._reentrancy(ev, site, call, is_cell)
-        self._keywords(call, entry, site, reentrant, skip=("use_reentrant",))
+        add = []
+        reentrant = self._reentrancy(ev, site, call, is_cell, add)
+        self._keywords(call, entry, site, reentrant, skip=("use_reentrant",), add=add)
         target = self.ms_name("recompute")
         self.src.replace_node(call.func, target)
         self.diag(site, "RC100", source=entry.torch["api"], target=target)
@@ -416,10 +524,12 @@ class TorchToMindSpore:
         if isinstance(call.args[0], ast.Starred):
             return self.manual(ev, site, "the function is not passed as the first positional argument")
         _, is_cell = self._callable(ev, site, call.args[0])
-        reentrant = self._reentrancy(ev, site, call, is_cell, override=holder.reentrant)
-        if holder.reentrant is False:
-            reentrant = "held"  # the partial already carries the non-reentrant settings
-        self._keywords(call, self.checkpoint, site, reentrant, skip=("use_reentrant",))
+        add = []
+        reentrant = self._reentrancy(ev, site, call, is_cell, add, override=holder.reentrant)
+        # The call's keywords override the partial's, so they are decided for the reentrancy the call
+        # ends up with; the settings that reentrancy needs are in the partial already when it fixes the same.
+        self._keywords(call, self.checkpoint, site, reentrant, skip=("use_reentrant",), add=add,
+                       add_missing=reentrant != holder.reentrant)
         self.diag(site, "RC100", source=f"{self.src.segment(call.func)} (holds torch's checkpoint)",
                   target=f"{self.src.segment(call.func)} (holds {self.ms}.recompute)")
         self._dropout_note(site)
@@ -477,20 +587,16 @@ class TorchToMindSpore:
                 if mapped is None:
                     return self.manual(ev, site, f"{kw.arg}={value} is not a literal CheckpointImpl")
                 options.append(f"{param.mindspore}={mapped}")
+                self.diag(site, param.code, name=kw.arg, value=value, why=param.why or "")
             else:
                 self.diag(site, "RC133", name=kw.arg or "**", value=value,
                           why=param.why if param else "no MindSpore counterpart")
-        impl = entry.param("checkpoint_impl")
-        if impl is not None and not any(k.arg == "checkpoint_impl" for k in call.keywords):
-            default = impl.values[impl.torch_default]
-            options.append(f"{impl.mindspore}={default}")
+        if entry.param("checkpoint_impl") and not any(k.arg == "checkpoint_impl" for k in call.keywords):
+            options += self._default_impl(entry)
         for extra in call.args[1:]:
             self.diag(site, "RC133", name="argument", value=self.src.segment(extra), why="no MindSpore counterpart")
         indent = self.src.indent(stmt.lineno)
-        if "use_reentrant=False" in options:
-            options += self._non_reentrant_settings()
-            self._dropout_note(site)
-        mark = f"recompute({', '.join(o for o in options if o != 'use_reentrant=True')})"
+        mark = self._mark(site, options)
         if is_assign:
             target = self.src.render_node(stmt.targets[0])
             text = f"{target}.{mark}" if target == module else f"{target} = {module}\n{indent}{target}.{mark}"
@@ -530,11 +636,15 @@ class TorchToMindSpore:
                 check_text = f"({check_text})"
             condition += f" and {check_text}(cell)"
         indent = self.src.indent(stmt.lineno)
+        # each matching Cell is marked as torch's default checkpoint_wrapper_fn would wrap it (so a later
+        # checkpoint_wrapper on the same Cell agrees with it: MindSpore refuses to switch reentrancy)
+        wrapper = self.m.entry(entry.param("checkpoint_wrapper_fn").torch_default)
+        mark = self._mark(site, self._default_impl(wrapper))
         text = (f"for _, cell in {m}.cells_and_names():\n"
                 f"{indent}    if {condition}:\n"
-                f"{indent}        cell.recompute()")
+                f"{indent}        cell.{mark}")
         self.src.replace_node(stmt, text)
-        self.diag(site, "RC131", model=m)
+        self.diag(site, "RC131", model=m, mark=mark)
 
     # -- --style cell ------------------------------------------------------------------------
 
@@ -612,22 +722,30 @@ class TorchToMindSpore:
         if isinstance(block, ast.Attribute) and block.attr in ("__call__", "forward"):
             block = block.value
         keep = [self.src.render_node(a) for a in call.args[1:]]
+        absorbed, caveats = [], []
         for kw in call.keywords:
             param = self.checkpoint.param(kw.arg) if kw.arg else None
             if kw.arg is None or param is None:
                 keep.append(self.src.render_node(kw))
             elif param.action == "drop":
                 self.diag(site, param.code, name=kw.arg, value=self.src.segment(kw.value), why=param.why or "")
+            else:   # expressed by the mark in __init__: named in RC140 (nothing goes silently)
+                absorbed.append(f"{kw.arg}={self.src.segment(kw.value)}")
+                if param.action == "keep" and param.code:
+                    caveats.append((param.code, kw))   # what still holds in the mark (context_fn: RC115)
         self.src.replace_node(call, f"{self.src.render_node(block)}({', '.join(keep)})")
+        attr = f"self.{plan['attr']}"
+        mark = f"{attr}.recompute({plan['options']})"
         if plan["first"]:
             assign = plan["assign"]
             end = self.src.line_end(assign.end_lineno)
             line = self.src.text[self.src.line_start(assign.end_lineno):end]
             at = self.src.line_start(assign.end_lineno) + len(line.rstrip("\r\n"))
-            self.src.insert(at, f"\n{self.src.indent(assign.lineno)}self.{plan['attr']}.recompute({plan['options']})")
-        self.diag(site, "RC140", attr=f"self.{plan['attr']}")
-        if "use_reentrant=False" in plan["options"]:
-            self._dropout_note(site)
+            self.src.insert(at, f"\n{self.src.indent(assign.lineno)}{mark}")
+        self.diag(site, "RC140", attr=attr, mark=mark, absorbed=", ".join(absorbed) or "none")
+        for code, kw in caveats:
+            self.diag(site, code, name=kw.arg, value=self.src.segment(kw.value), why="")
+        self._dropout_note(site, reentrant_mark="use_reentrant=False" not in plan["options"])
 
 
 # -- stage 2: imports and support code -------------------------------------------------------
@@ -717,10 +835,21 @@ def _delete_statement(src: Source, tree: ast.Module, stmt: ast.stmt) -> None:
     line = src.line(stmt.lineno)
     whole_line = line.strip() == src.segment(stmt).strip() and stmt.lineno == stmt.end_lineno or (
         line[:stmt.col_offset].strip() == "" and src.line(stmt.end_lineno)[stmt.end_col_offset:].strip() == "")
+    start, end = src.start(stmt), src.end(stmt)
+    after = re.match(r"[ \t]*;[ \t]*", src.text[end:])
+    before = src.text[src.line_start(stmt.lineno):start].rstrip(" \t")
     if parent_body is not None and len(parent_body) == 1 and parent_body is not tree.body:
         src.replace_node(stmt, "pass")
     elif whole_line:
-        src.replace(src.line_start(stmt.lineno), src.line_end(stmt.end_lineno), "")
+        end = src.line_end(stmt.end_lineno)
+        if parent_body is not None and parent_body[0] is stmt and parent_body is not tree.body:
+            while end < len(src.text) and not src.line(src.lineno(end)).strip():
+                end = src.line_end(src.lineno(end))   # a block opening with blank lines: they go too
+        src.replace(src.line_start(stmt.lineno), end, "")
+    elif after:     # `a; stmt; b` -> `a; b`
+        src.replace(start, end + after.end(), "")
+    elif before.endswith(";"):   # `a; stmt` -> `a`
+        src.replace(src.line_start(stmt.lineno) + len(before) - 1, end, "")
     else:
         src.replace_node(stmt, "pass")
 
