@@ -25,6 +25,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	GLOG_v=3 $(BIN)/python bench/translate_bench.py
+	GLOG_v=3 $(BIN)/python bench/suite_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -214,6 +214,9 @@ class CompareReport:
             "  ".join(cell.ljust(w) for cell, w in zip(line[:-1], widths)) + "  " + line[-1] for line in lines
         ).rstrip()
 
+    def __repr__(self) -> str:     # the dataclass's would print every row
+        return f"<CompareReport {self.summary()}>"
+
     def __str__(self) -> str:
         lines = []
         failures = self.failures

@@ -8,7 +8,7 @@ A user's own pair, in about ten lines::
         torch_model, ms_model = MyTorchBlock(), MyMsBlock()           # the two twins, in training mode
         x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
         report = recompat_compare(torch_model, ms_model, [x], rtol=1e-4, atol=1e-5)
-        assert report.passed, report
+        assert report.passed, str(report)       # str: the failing rows, the verdict
 
 Options (also taken by ``recompat test``)::
 
@@ -80,6 +80,7 @@ def _options(config) -> RecompatOptions:
 
 
 def pytest_configure(config):
+    _options(config)                  # option mistakes are usage errors before anything runs
     config.pluginmanager.register(_Collector(config), "recompat-collector")
 
 
