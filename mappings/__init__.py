@@ -50,14 +50,22 @@ class Entry:
     summary: dict
     params: tuple[Param, ...]
     support_code: str | None = None
+    source: str = "torch"             # the framework translated from; params list that side's parameters
 
     @property
     def torch_names(self) -> tuple[str, ...]:
         """Every qualified name under which torch exposes this API."""
         return (self.torch["api"], *self.torch.get("aliases", ()))
 
-    def param(self, torch_name: str) -> Param | None:
-        return next((p for p in self.params if p.torch == torch_name), None)
+    @property
+    def source_names(self) -> tuple[str, ...]:
+        """Every qualified name of the API this entry translates from."""
+        side = getattr(self, self.source)
+        return (side["api"], *side.get("aliases", ()))
+
+    def param(self, name: str) -> Param | None:
+        """The param for a parameter of the source side (torch's, or MindSpore's for source: mindspore)."""
+        return next((p for p in self.params if getattr(p, self.source) == name), None)
 
 
 @dataclass(frozen=True)
@@ -134,7 +142,13 @@ class Mappings:
 
     @functools.cached_property
     def by_torch_name(self) -> dict[str, Entry]:
-        return {name: e for e in self.entries for name in e.torch_names}
+        """torch -> MindSpore entries by every name of their torch API."""
+        return {name: e for e in self.entries if e.source == "torch" for name in e.torch_names}
+
+    @functools.cached_property
+    def by_mindspore_name(self) -> dict[str, Entry]:
+        """MindSpore -> torch entries by every name of their MindSpore API."""
+        return {name: e for e in self.entries if e.source == "mindspore" for name in e.source_names}
 
     def entry(self, entry_id: str) -> Entry:
         return next(e for e in self.entries if e.id == entry_id)

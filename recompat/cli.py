@@ -104,11 +104,11 @@ def _jobs(text: str) -> int:
 
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--to", choices=("mindspore", "torch"), default="mindspore",
-                   help="the framework to translate into (default: %(default)s; torch: not implemented yet)")
+                   help="the framework to translate into (default: %(default)s)")
     p.add_argument("--style", choices=("function", "cell"), default="function",
                    help="function: mindspore.recompute(block, ...) at the call site; cell: mark a submodule "
                         "that is only ever called under checkpoint with block.recompute() in __init__ and "
-                        "call it plainly (default: %(default)s)")
+                        "call it plainly (default: %(default)s; --to mindspore only)")
     p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
                    help="translate in N processes; 0: one per CPU (default: 1)")
     p.add_argument("-q", "--quiet", action="store_true",

@@ -59,16 +59,20 @@ def test_the_schema_is_a_valid_schema_and_matches_the_dataclasses():
 
 
 def test_every_rule_is_one_the_translator_applies():
+    from recompat.translator.mindspore_to_torch import RULES
     from recompat.translator.torch_to_mindspore import TorchToMindSpore
 
     for rule in SCHEMA["$defs"]["entry"]["properties"]["rule"]["enum"]:
-        assert hasattr(TorchToMindSpore, f"_rule_{rule}"), rule
+        assert hasattr(TorchToMindSpore, f"_rule_{rule}") or rule in RULES, rule
+    for e in M.entries:
+        assert (e.rule in RULES) == (e.source == "mindspore"), e.id
 
 
-def test_torch_names_are_unique_across_entries():
-    names = [n for e in M.entries for n in e.torch_names]
-    assert len(names) == len(set(names))
-    assert set(M.by_torch_name) == set(names)
+@pytest.mark.parametrize("source", ["torch", "mindspore"])
+def test_source_names_are_unique_across_entries(source):
+    names = [n for e in M.entries if e.source == source for n in e.source_names]
+    assert names and len(names) == len(set(names))
+    assert set(M.by_torch_name if source == "torch" else M.by_mindspore_name) == set(names)
 
 
 def _signature(text: str) -> tuple[str, list[str]]:
@@ -94,17 +98,17 @@ def test_signatures_parse_and_name_their_api(entry):
 
 
 @pytest.mark.parametrize("entry", M.entries, ids=lambda e: e.id)
-def test_params_cover_every_parameter_of_the_torch_signature(entry):
-    _, params = _signature(entry.torch["signature"])
-    listed = {p.torch for p in entry.params if p.torch is not None}
+def test_params_cover_every_parameter_of_the_source_signature(entry):
+    _, params = _signature(getattr(entry, entry.source)["signature"])
+    listed = {getattr(p, entry.source) for p in entry.params if getattr(p, entry.source) is not None}
     assert not set(params) - listed, f"{entry.id}: no params item for {sorted(set(params) - listed)}"
 
 
 @pytest.mark.parametrize("entry", M.entries, ids=lambda e: e.id)
 def test_params_outside_the_signature_come_from_its_kwargs(entry):
     """A params item for a name the signature lacks (preserve_rng_state) needs a **kwargs to come from."""
-    _, params = _signature(entry.torch["signature"])
-    extra = {p.torch for p in entry.params if p.torch is not None} - set(params)
+    _, params = _signature(getattr(entry, entry.source)["signature"])
+    extra = {getattr(p, entry.source) for p in entry.params if getattr(p, entry.source) is not None} - set(params)
     assert not extra or any(p.startswith("**") for p in params), (entry.id, extra)
 
 
@@ -116,9 +120,10 @@ def test_each_param_is_a_consistent_decision(entry):
     assert len(ms_names) == len(set(ms_names)), entry.id
     for p in entry.params:
         where = f"{entry.id}: {p.torch or p.mindspore}"
+        target = "mindspore" if entry.source == "torch" else "torch"
         assert p.torch is not None or p.mindspore is not None, where
         if p.action == "drop":   # no silent drop: a dropped argument always has its diagnostic
-            assert p.mindspore is None and p.code, where
+            assert getattr(p, target) is None and p.code, where
         if p.action == "rename":
             assert p.torch and p.mindspore and p.torch != p.mindspore, where
         if p.values:
@@ -375,3 +380,12 @@ def test_cross_checks_name_the_file_and_the_key(folder, change, key):
     _edit(folder / "checkpoint.yaml", change)
     message = _error(folder)
     assert str(folder / "checkpoint.yaml") in message and key in message, message
+
+
+def test_renames_agree_in_both_directions():
+    """A parameter renamed MindSpore -> torch is the inverse of a rename torch -> MindSpore."""
+    forward = {(p.torch, p.mindspore) for e in M.entries if e.source == "torch" for p in e.params
+               if p.action == "rename"}
+    reverse = {(p.torch, p.mindspore) for e in M.entries if e.source == "mindspore" for p in e.params
+               if p.action == "rename"}
+    assert reverse and reverse <= forward

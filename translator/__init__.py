@@ -29,12 +29,12 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
         raise ValueError(f"unknown target {to!r}: choose one of {', '.join(DIRECTIONS)}")
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
-    if to == "torch":
-        raise NotImplementedError("translation to torch is not implemented yet (issue: MindSpore -> torch)")
-    from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
-
     result = FileResult(path)
     m = _mappings.default()
+    if to == "torch":
+        return _to_torch(data, path, m, result)
+    from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
+
     may_use_torch = TRIGGERS[to] in data and import_markers(m).search(data)
     if not (may_use_torch or any(h.encode() in data for h in holders)):
         return result
@@ -43,13 +43,31 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))
+    return _finish(data, src, tree, result, lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support))
+
+
+def _to_torch(data: bytes, path: str, m, result: FileResult) -> FileResult:
+    from recompat.translator.mindspore_to_torch import MARKERS, MindSporeToTorch, settle_imports
+
+    if TRIGGERS["torch"] not in data or not MARKERS.search(data):   # MindSpore's recompute needs MindSpore imported
+        return result
+    src = Source(data, path)
+    tree = src.parse()
+    tx = MindSporeToTorch(src, tree, m)
+    result.sites = tx.run()
+    return _finish(data, src, tree, result,
+                   lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten))
+
+
+def _finish(data: bytes, src: Source, tree: ast.Module, result: FileResult, settle) -> FileResult:
+    """Stage 2 on the rewritten text (re-parsing it also proves stage 1 produced valid Python), then the result."""
+    path = src.path
     if src.edited:
-        # Stage 2 works on the rewritten text: re-parsing it also proves stage 1 produced valid Python.
         src2 = Source(src.encode(src.result()), path)
         tree2 = _parse_own_output(src2, path)
     else:
         src2, tree2 = src, tree
-    settle_imports(src2, tree2, m, tx.ms, tx.ms_used, tx.support)
+    settle(src2, tree2)
     if not (src.edited or src2.edited):
         return result
     text = src2.result()

@@ -202,8 +202,6 @@ def _translate_one(item: _Item) -> FileResult:
         return translate_bytes(data, path, to=to, style=style)
     except TranslateError as exc:
         return FileResult(path, error=str(exc))
-    except NotImplementedError as exc:
-        return FileResult(path, error=f"{path}: --to {to} --style {style} is not implemented yet ({exc})")
     except RecursionError:
         return FileResult(path, error=f"{path}: nested too deeply to translate — --exclude it")
     except Exception as exc:  # a bug in the translator: report it, keep going with the other files
@@ -392,6 +390,9 @@ def validate(opts: Options) -> None:
         raise UsageError(f"--to {opts.to!r}: choose one of {', '.join(TARGETS)}")
     if opts.style not in STYLES:
         raise UsageError(f"--style {opts.style!r}: choose one of {', '.join(STYLES)}")
+    if opts.to == "torch" and opts.style != "function":
+        raise UsageError(f"--style {opts.style} shapes MindSpore output only — leave it out with --to torch "
+                         "(marks become checkpointed calls where the calls are in sight)")
     if opts.jobs < 0:
         raise UsageError(f"-j {opts.jobs}: give a number of processes >= 1, or 0 for one per CPU")
     writes = [n for n, on in (("-o", opts.output is not None), ("--in-place", opts.in_place),
@@ -410,19 +411,6 @@ def validate(opts: Options) -> None:
             if os.path.exists(p) and os.path.realpath(p) == out:
                 raise UsageError(f"-o {opts.output} is the input {p} itself — use --in-place to rewrite files where "
                                  "they are, or name another folder")
-
-
-def _probe(to: str, style: str) -> None:
-    """Fail early, before any file is touched, when the core does not do this direction yet."""
-    try:
-        translate_bytes(b"", "<probe>.py", to=to, style=style)
-    except NotImplementedError as exc:
-        why = str(exc) or "not implemented yet"
-        if "not implemented yet" not in why:
-            why = f"not implemented yet ({why})"
-        raise UsageError(f"--to {to} --style {style}: {why} — only --to mindspore works in this version") from None
-    except Exception:
-        pass  # anything else shows up, per file, in the run itself
 
 
 class _Out:
@@ -476,7 +464,6 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     stderr = sys.stderr if stderr is None else stderr
     validate(opts)
     start = time.perf_counter()
-    _probe(opts.to, opts.style)
     jobs = opts.jobs or os.cpu_count() or 1
 
     summary = Summary()

@@ -14,7 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from recompat.mappings import Entry, Mappings, Param
-from recompat.translator import names
+from recompat.translator import edits, names
+from recompat.translator.edits import remove_arguments
 from recompat.translator.model import Diagnostic, Site
 from recompat.translator.source import Source
 
@@ -177,20 +178,6 @@ def _holder_key(node) -> str | None:
     return None
 
 
-def _comma(text: str, start: int, end: int) -> int | None:
-    """Offset of the first comma in text[start:end] outside comments (the text between two arguments)."""
-    i = start
-    while i < end:
-        if text[i] == "#":
-            i = text.find("\n", i, end)
-            if i < 0:
-                return None
-        elif text[i] == ",":
-            return i
-        i += 1
-    return None
-
-
 def _literal_reentrant(value: ast.AST):
     """True / False for a literal use_reentrant (None means torch's default, True); else 'dynamic'."""
     if isinstance(value, ast.Constant) and value.value in (True, False, None):
@@ -292,11 +279,7 @@ class TorchToMindSpore:
         else:
             self.diag(site, "RC191", name=shadowed, source=site.api)
             comment = f"# recompat: RC191 {site.api} left as it is: {shadowed} is also bound to something else here"
-        stmt = ev.stmt
-        above = self.src.line(stmt.lineno - 1).strip() if stmt.lineno > 1 else ""
-        if above != comment and (stmt.lineno, comment) not in self._comments:
-            self._comments.add((stmt.lineno, comment))   # one per statement, however many sites it holds
-            self.src.insert(self.src.line_start(stmt.lineno), self.src.indent(stmt.lineno) + comment + "\n")
+        edits.comment_above(self.src, ev.stmt, comment, self._comments)
 
     def ms_name(self, name: str) -> str:
         self.ms_used = True
@@ -369,49 +352,11 @@ class TorchToMindSpore:
             if action == "set" and param.torch not in present:
                 added.append(f"{param.mindspore}={new_value}")
                 self.diag(site, code, name=param.mindspore, value=new_value, why=param.why or "")
-        self._remove_arguments(call, dropped)
+        remove_arguments(self.src, call, dropped)
         if added:
             last = max((n for n in [*call.args, *call.keywords] if n not in dropped),
                        key=lambda n: (n.end_lineno, n.end_col_offset))
             self.src.insert(self.src.end(last), "".join(f", {text}" for text in added))
-
-    def _remove_arguments(self, call: ast.Call, dropped: list) -> None:
-        """Delete arguments, leaving the others' text and comments as they are.
-
-        Each takes its own comma: the one after it, or the one before it when no kept argument follows
-        (and the call has no trailing comma). One that stands on lines of its own takes those lines,
-        its own trailing comment included."""
-        src, text = self.src, self.src.text
-        nodes = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
-        close = src.end(call) - 1
-        trailing_comma = _comma(text, src.end(nodes[-1]), close) is not None
-        removed_to = 0   # where the previous removal ended
-        for i, node in enumerate(nodes):
-            if node not in dropped:
-                continue
-            start, end = src.start(node), src.end(node)
-            before_comma = None
-            if trailing_comma or any(n not in dropped for n in nodes[i + 1:]):
-                end = _comma(text, end, src.start(nodes[i + 1]) if i + 1 < len(nodes) else close) + 1
-            elif i > 0:
-                before_comma = _comma(text, src.end(nodes[i - 1]), start)
-            line_start = src.line_start(node.lineno)
-            line_end = src.line_end(src.lineno(end))
-            before = text[line_start:start]
-            after = text[end:line_end].rstrip("\r\n")
-            if not before.strip() and (not after.strip() or after.lstrip().startswith("#")):
-                start, end = line_start, line_end            # its own lines
-            elif before_comma is not None and "#" not in text[before_comma:start]:
-                start, before_comma = before_comma, None     # `, arg` up to the closing parenthesis
-            elif not after.strip():                          # no trailing whitespace left behind
-                start = max(len(text[:start].rstrip(" \t")), removed_to)
-            else:
-                end += len(after) - len(after.lstrip(" \t"))
-            if before_comma is not None:
-                src.replace(before_comma, before_comma + 1, "")
-            src.render(start, end)   # edits inside go with it (a checkpoint call in the dropped value)
-            src.replace(start, end, "")
-            removed_to = end
 
     @staticmethod
     def _decision(param: Param, reentrant) -> tuple[str, str | None, str | None]:
@@ -753,58 +698,9 @@ class TorchToMindSpore:
 def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: str, needs_ms: bool,
                    support: list[Entry]) -> None:
     """Remove torch checkpoint imports nothing uses any more; add `import mindspore` and support code."""
-    modules = {api.rsplit(".", 1)[0] for e in mappings.entries for api in e.torch_names}
-    modules |= {api for e in mappings.entries for api in e.torch_names}
-    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
-    if not (needs_ms or support or any(_under(q or "", modules) or _under(a.name, modules)
-                                       for s in imports for _, q, a in names.import_bindings(s))):
-        return
-    candidates = {name for s in imports for name, q, a in names.import_bindings(s)
-                  if _under(q or "", modules) or (isinstance(s, ast.Import) and _under(a.name, modules))}
-    used, import_scope = names.binding_uses(tree, candidates)
-    dotted = {".".join(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-              for c in [names.attribute_chain(n)] if c} if any(
-        isinstance(s, ast.Import) and not a.asname and "." in a.name
-        for s in imports for a in s.names) else set()
-    bound_roots = defaultdict(int)
-    for s in imports:
-        for name, _, _ in names.import_bindings(s):
-            bound_roots[name] += 1
-
-    def removable(stmt, name, qual, alias):
-        if isinstance(stmt, ast.Import) and not alias.asname:
-            qual = alias.name     # `import torch.utils.checkpoint` binds `torch` but imports the module
-        if qual is None or not _under(qual, modules):
-            return False
-        is_used = (import_scope[id(stmt)], name) in used
-        if name != qual:
-            return not is_used
-        return not any(d == qual or d.startswith(qual + ".") for d in dotted) and (
-            bound_roots[name] > 1 or not is_used)
-
-    removed_at = None
-    for stmt in imports:
-        bindings = names.import_bindings(stmt)
-        gone = [a for name, qual, a in bindings if removable(stmt, name, qual, a)]
-        if not gone:
-            continue
-        if len(gone) == len(stmt.names):
-            removed_at = removed_at if removed_at is not None else (stmt, src.indent(stmt.lineno))
-            _delete_statement(src, tree, stmt)
-        else:
-            kept = [a for a in stmt.names if a not in gone]
-            src.replace_node(stmt, _import_text(stmt, kept))
-    ms_bound = any(name == ms_alias and qual == "mindspore" for s in imports
-                   for name, qual, _ in names.import_bindings(s))
-    additions = []
-    if needs_ms and not ms_bound:
-        additions.append(f"import {ms_alias}" if ms_alias == "mindspore" else f"import mindspore as {ms_alias}")
-    if additions:
-        if removed_at is not None and removed_at[0] in tree.body:
-            # where the torch import was, as its replacement
-            src.insert(src.line_start(removed_at[0].lineno), "\n".join(additions) + "\n")
-        else:
-            src.insert(_after_imports(src, tree), "\n".join(additions) + "\n")
+    apis = {api for e in mappings.entries if e.source == "torch" for api in e.torch_names}
+    edits.settle_imports(src, tree, modules=apis | {api.rsplit(".", 1)[0] for api in apis},
+                         additions=[("mindspore", None if ms_alias == "mindspore" else ms_alias)] if needs_ms else [])
     for entry in support:
         if any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"] for s in tree.body):
             continue
@@ -816,61 +712,6 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
         src.insert(at, "\n\n" + code + after)
 
 
-def _under(qual: str, modules) -> bool:
-    return any(qual == m or qual.startswith(m + ".") for m in modules)
-
-
-def _import_text(stmt, aliases) -> str:
-    parts = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in aliases)
-    if isinstance(stmt, ast.Import):
-        return f"import {parts}"
-    return f"from {'.' * stmt.level}{stmt.module or ''} import {parts}"
-
-
-def _delete_statement(src: Source, tree: ast.Module, stmt: ast.stmt) -> None:
-    """Delete a whole statement with its line; `pass` where it was a block's only statement."""
-    parent_body = next((body for node in ast.walk(tree)
-                        for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody"))
-                        if isinstance(body, list) and any(s is stmt for s in body)), None)
-    line = src.line(stmt.lineno)
-    whole_line = line.strip() == src.segment(stmt).strip() and stmt.lineno == stmt.end_lineno or (
-        line[:stmt.col_offset].strip() == "" and src.line(stmt.end_lineno)[stmt.end_col_offset:].strip() == "")
-    start, end = src.start(stmt), src.end(stmt)
-    after = re.match(r"[ \t]*;[ \t]*", src.text[end:])
-    before = src.text[src.line_start(stmt.lineno):start].rstrip(" \t")
-    if parent_body is not None and len(parent_body) == 1 and parent_body is not tree.body:
-        src.replace_node(stmt, "pass")
-    elif whole_line:
-        end = src.line_end(stmt.end_lineno)
-        if parent_body is not None and parent_body[0] is stmt and parent_body is not tree.body:
-            while end < len(src.text) and not src.line(src.lineno(end)).strip():
-                end = src.line_end(src.lineno(end))   # a block opening with blank lines: they go too
-        src.replace(src.line_start(stmt.lineno), end, "")
-    elif after:     # `a; stmt; b` -> `a; b`
-        src.replace(start, end + after.end(), "")
-    elif before.endswith(";"):   # `a; stmt` -> `a`
-        src.replace(src.line_start(stmt.lineno) + len(before) - 1, end, "")
-    else:
-        src.replace_node(stmt, "pass")
-
-
-def _after_imports(src: Source, tree: ast.Module) -> int:
-    """Just past the module's leading run of imports (after the docstring and __future__)."""
-    last = None
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            last = stmt
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and last is None:
-            last = stmt if stmt is tree.body[0] else last
-        elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
-            last = stmt
-        else:
-            break
-    if last is None:
-        return 0
-    return src.line_end(last.end_lineno)
-
-
 def _support_position(src: Source, tree: ast.Module) -> int:
     """Support code goes after the imports: the start of the line after the last top-level import."""
     last = None
@@ -878,4 +719,4 @@ def _support_position(src: Source, tree: ast.Module) -> int:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
                 isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)):
             last = stmt
-    return src.line_end(last.end_lineno) if last is not None else _after_imports(src, tree)
+    return src.line_end(last.end_lineno) if last is not None else edits.after_imports(src, tree)

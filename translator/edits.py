@@ -1,0 +1,185 @@
+"""Edits both directions make: removing call arguments, deleting statements, settling imports.
+
+Everything works on a Source (span edits on ast positions); nothing here knows a framework.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+
+from recompat.translator import names
+from recompat.translator.source import Source
+
+
+def _comma(text: str, start: int, end: int) -> int | None:
+    """Offset of the first comma in text[start:end] outside comments (the text between two arguments)."""
+    i = start
+    while i < end:
+        if text[i] == "#":
+            i = text.find("\n", i, end)
+            if i < 0:
+                return None
+        elif text[i] == ",":
+            return i
+        i += 1
+    return None
+
+
+def remove_arguments(src: Source, call: ast.Call, dropped: list) -> None:
+    """Delete arguments, leaving the others' text and comments as they are.
+
+    Each takes its own comma: the one after it, or the one before it when no kept argument follows
+    (and the call has no trailing comma). One that stands on lines of its own takes those lines,
+    its own trailing comment included."""
+    text = src.text
+    nodes = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    close = src.end(call) - 1
+    trailing_comma = _comma(text, src.end(nodes[-1]), close) is not None
+    removed_to = 0   # where the previous removal ended
+    for i, node in enumerate(nodes):
+        if node not in dropped:
+            continue
+        start, end = src.start(node), src.end(node)
+        before_comma = None
+        if trailing_comma or any(n not in dropped for n in nodes[i + 1:]):
+            end = _comma(text, end, src.start(nodes[i + 1]) if i + 1 < len(nodes) else close) + 1
+        elif i > 0:
+            before_comma = _comma(text, src.end(nodes[i - 1]), start)
+        line_start = src.line_start(node.lineno)
+        line_end = src.line_end(src.lineno(end))
+        before = text[line_start:start]
+        after = text[end:line_end].rstrip("\r\n")
+        if not before.strip() and (not after.strip() or after.lstrip().startswith("#")):
+            start, end = line_start, line_end            # its own lines
+        elif before_comma is not None and "#" not in text[before_comma:start]:
+            start, before_comma = before_comma, None     # `, arg` up to the closing parenthesis
+        elif not after.strip():                          # no trailing whitespace left behind
+            start = max(len(text[:start].rstrip(" \t")), removed_to)
+        else:
+            end += len(after) - len(after.lstrip(" \t"))
+        if before_comma is not None:
+            src.replace(before_comma, before_comma + 1, "")
+        src.render(start, end)   # edits inside go with it (a checkpoint call in the dropped value)
+        src.replace(start, end, "")
+        removed_to = end
+
+
+def settle_imports(src: Source, tree: ast.Module, *, modules: set[str], exact: set[str] = frozenset(),
+                   additions: list[tuple[str, str | None]] = ()) -> None:
+    """Remove the imports of `modules` (and of what is under them) and of `exact` that nothing uses any more,
+    then add each `(module, alias)` of `additions` not imported yet: where the first removed top-level import
+    was, as its replacement, else after the module's leading imports."""
+    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+
+    def ours(qual: str | None) -> bool:
+        return qual is not None and (under(qual, modules) or qual in exact)
+
+    candidates = {name for s in imports for name, q, a in names.import_bindings(s)
+                  if ours(q) or (isinstance(s, ast.Import) and ours(a.name))}
+    removed_at = None
+    if candidates:
+        used, import_scope = names.binding_uses(tree, candidates)
+        dotted = {".".join(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                  for c in [names.attribute_chain(n)] if c} if any(
+            isinstance(s, ast.Import) and not a.asname and "." in a.name
+            for s in imports for a in s.names) else set()
+        bound_roots = defaultdict(int)
+        for s in imports:
+            for name, _, _ in names.import_bindings(s):
+                bound_roots[name] += 1
+
+        def removable(stmt, name, qual, alias):
+            if isinstance(stmt, ast.Import) and not alias.asname:
+                qual = alias.name     # `import torch.utils.checkpoint` binds `torch` but imports the module
+            if not ours(qual):
+                return False
+            is_used = (import_scope[id(stmt)], name) in used
+            if name != qual:
+                return not is_used
+            return not any(d == qual or d.startswith(qual + ".") for d in dotted) and (
+                bound_roots[name] > 1 or not is_used)
+
+        for stmt in imports:
+            bindings = names.import_bindings(stmt)
+            gone = [a for name, qual, a in bindings if removable(stmt, name, qual, a)]
+            if not gone:
+                continue
+            if len(gone) == len(stmt.names):
+                removed_at = removed_at if removed_at is not None else stmt
+                delete_statement(src, tree, stmt)
+            else:
+                kept = [a for a in stmt.names if a not in gone]
+                src.replace_node(stmt, import_text(stmt, kept))
+    present = {(a.name, a.asname) for s in imports if isinstance(s, ast.Import) for a in s.names}
+    missing = [f"import {m}" if alias is None else f"import {m} as {alias}"
+               for m, alias in additions if (m, alias) not in present]
+    if missing:
+        if removed_at is not None and removed_at in tree.body:
+            src.insert(src.line_start(removed_at.lineno), "\n".join(missing) + "\n")
+        else:
+            src.insert(after_imports(src, tree), "\n".join(missing) + "\n")
+
+
+def comment_above(src: Source, stmt: ast.stmt, comment: str, done: set) -> None:
+    """Put `comment` on a line of its own above `stmt`, once per statement (`done` remembers), and not again
+    when the line above already is that comment (translating the output again changes nothing)."""
+    above = src.line(stmt.lineno - 1).strip() if stmt.lineno > 1 else ""
+    if above != comment and (stmt.lineno, comment) not in done:
+        done.add((stmt.lineno, comment))
+        src.insert(src.line_start(stmt.lineno), src.indent(stmt.lineno) + comment + "\n")
+
+
+def under(qual: str, modules) -> bool:
+    return any(qual == m or qual.startswith(m + ".") for m in modules)
+
+
+def import_text(stmt, aliases) -> str:
+    parts = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in aliases)
+    if isinstance(stmt, ast.Import):
+        return f"import {parts}"
+    return f"from {'.' * stmt.level}{stmt.module or ''} import {parts}"
+
+
+def delete_statement(src: Source, tree: ast.Module, stmt: ast.stmt) -> None:
+    """Delete a whole statement with its line; `pass` where it was a block's only statement."""
+    parent_body = next((body for node in ast.walk(tree)
+                        for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody"))
+                        if isinstance(body, list) and any(s is stmt for s in body)), None)
+    line = src.line(stmt.lineno)
+    whole_line = line.strip() == src.segment(stmt).strip() and stmt.lineno == stmt.end_lineno or (
+        line[:stmt.col_offset].strip() == "" and src.line(stmt.end_lineno)[stmt.end_col_offset:].strip() == "")
+    start, end = src.start(stmt), src.end(stmt)
+    after = re.match(r"[ \t]*;[ \t]*", src.text[end:])
+    before = src.text[src.line_start(stmt.lineno):start].rstrip(" \t")
+    if parent_body is not None and len(parent_body) == 1 and parent_body is not tree.body:
+        src.replace_node(stmt, "pass")
+    elif whole_line:
+        end = src.line_end(stmt.end_lineno)
+        if parent_body is not None and parent_body[0] is stmt and parent_body is not tree.body:
+            while end < len(src.text) and not src.line(src.lineno(end)).strip():
+                end = src.line_end(src.lineno(end))   # a block opening with blank lines: they go too
+        src.replace(src.line_start(stmt.lineno), end, "")
+    elif after:     # `a; stmt; b` -> `a; b`
+        src.replace(start, end + after.end(), "")
+    elif before.endswith(";"):   # `a; stmt` -> `a`
+        src.replace(src.line_start(stmt.lineno) + len(before) - 1, end, "")
+    else:
+        src.replace_node(stmt, "pass")
+
+
+def after_imports(src: Source, tree: ast.Module) -> int:
+    """Just past the module's leading run of imports (after the docstring and __future__)."""
+    last = None
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            last = stmt
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and last is None:
+            last = stmt if stmt is tree.body[0] else last
+        elif isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body):
+            last = stmt
+        else:
+            break
+    if last is None:
+        return 0
+    return src.line_end(last.end_lineno)

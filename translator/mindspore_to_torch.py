@@ -1,0 +1,468 @@
+"""MindSpore -> torch: rewrite MindSpore's recompute sites into torch's activation checkpointing.
+
+* `mindspore.recompute(block, *args, ...)` -> `torch.utils.checkpoint.checkpoint(block, *args, use_reentrant=...)`.
+* A mark, `x.recompute(...)` on a Cell or an operator: where the class shows every use of `self.x` and each is a
+  call, the mark goes and each call is checkpointed; elsewhere (a block built in a loop and put in a
+  SequentialCell) a Cell is marked in place with torch's composable `checkpoint(x)`, which keeps parameter names.
+* Only MindSpore's: a `recompute` of an object whose type the file shows to be something else is not a site;
+  one whose type the file does not show is a manual site when the file uses MindSpore (RC290).
+
+Every decision is a diagnostic on its site; stage 2 (imports) is shared with the other direction (edits.py).
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from recompat.mappings import Entry, Mappings
+from recompat.translator import edits, names
+from recompat.translator.model import Diagnostic, Site
+from recompat.translator.source import Source
+
+CHECKPOINT = "torch.utils.checkpoint.checkpoint"
+COMPOSABLE = "torch.distributed._composable.checkpoint"
+CELL_BASE = "mindspore.nn.Cell"
+SEQUENCES = frozenset({"SequentialCell", "CellList", "Sequential", "ModuleList"})
+# A Cell is instantiated from these modules, an operator (Primitive) from these.
+CELL_MODULES = ("mindspore.nn.", "mindspore.mint.nn.")
+PRIMITIVE_MODULES = ("mindspore.ops.",)
+
+CELL, PRIMITIVE, OTHER, UNKNOWN = "cell", "primitive", "other", "unknown"
+# The rules a `source: mindspore` mapping entry may name: the function form, and marks whose calls get checkpointed.
+RULES = ("checkpoint_call", "checkpoint_calls")
+
+MARKERS = re.compile(rb"\bmindspore\b")
+
+
+def _literal(value: ast.AST):
+    """True / False for a literal bool (None counts as MindSpore's default, True); else 'dynamic'."""
+    if isinstance(value, ast.Constant) and value.value in (True, False, None):
+        return value.value is not False
+    return "dynamic"
+
+
+class _Walker(ast.NodeVisitor):
+    """Scopes, the enclosing class, function and statement of every recompute call."""
+
+    def __init__(self, tx: MindSporeToTorch):
+        self.tx = tx
+        self.scope = None
+        self.cls = self.func = self.stmt = None
+
+    def visit(self, node):
+        if isinstance(node, ast.stmt):
+            outer, self.stmt = self.stmt, node
+            super().visit(node)
+            self.stmt = outer
+        else:
+            super().visit(node)
+
+    def visit_Module(self, node):
+        self.scope = names.build_scope(node, None)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node):
+        outer, self.cls = self.cls, node
+        for d in node.decorator_list:
+            self.visit(d)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.cls = outer
+
+    def visit_FunctionDef(self, node):
+        outer = self.scope, self.func, self.stmt
+        for d in node.decorator_list:
+            self.visit(d)
+        self.scope, self.func, self.stmt = names.build_scope(node, self.scope), node, node
+        for child in node.body:
+            self.visit(child)
+        self.scope, self.func, self.stmt = outer
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        outer, self.scope = self.scope, names.build_scope(node, self.scope)
+        self.visit(node.body)
+        self.scope = outer
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        tx = self.tx
+        qual = tx.qualname(node.func, self.scope)
+        where = (self.scope, self.stmt, self.cls, self.func)
+        if qual in tx.apis and tx.apis[qual].rule == RULES[0]:
+            tx.calls.append((node, tx.apis[qual], *where))
+        elif (isinstance(node.func, ast.Attribute) and node.func.attr == "recompute"
+              and not (qual or "").startswith("mindspore")):
+            if (shadowed := tx.shadowed(node.func, self.scope)) is not None:
+                tx.shadowed_calls.append((node, shadowed, *where))
+            else:
+                tx.marks.append((node, *where))
+
+
+class MindSporeToTorch:
+    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings):
+        self.src, self.tree, self.m = src, tree, mappings
+        self.apis = mappings.by_mindspore_name
+        self.function_entry = mappings.entry("recompute")
+        self.cell_entry = mappings.entry("cell_recompute")
+        self.primitive_entry = mappings.entry("primitive_recompute")
+        self.calls: list = []
+        self.marks: list = []
+        self.shadowed_calls: list = []
+        self.sites: list[Site] = []
+        self.module_scope = names.build_scope(tree, None)
+        self.uses_mindspore = any(q and (q == "mindspore" or q.startswith("mindspore."))
+                                  for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))
+                                  for _, q, _ in names.import_bindings(s))
+        self.imports_needed: set[str] = set()   # torch modules the new code uses
+        self.ms_names_rewritten: set[str] = set()   # names (`mindspore`, `ms`) that rewritten sites referred to
+        self._comments: set = set()
+        self._classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+
+    # -- resolution ------------------------------------------------------------------------
+
+    def qualname(self, node, scope) -> str | None:
+        chain = names.attribute_chain(node)
+        if not chain:
+            return None
+        root = scope.qualname(chain[0])
+        return None if root is None else ".".join([root, *chain[1:]])
+
+    def shadowed(self, node, scope) -> str | None:
+        """The name, when `node` names mindspore.recompute through a name something else binds too."""
+        chain = names.attribute_chain(node)
+        if chain and any(".".join([root, *chain[1:]]) in self.apis for root in scope.shadowed_imports(chain[0])):
+            return chain[0]
+        return None
+
+    def _is_cell_class(self, name: str, scope, seen=()) -> bool | None:
+        """Is the class called `name` here a Cell? None when the file does not show it."""
+        qual = scope.qualname(name)
+        if qual is not None:
+            return qual == CELL_BASE or qual.startswith(CELL_MODULES) or None
+        cls = self._classes.get(name)
+        if cls is None or name in seen:
+            return None
+        verdicts = []
+        for base in cls.bases:
+            chain = names.attribute_chain(base)
+            if chain is None:
+                continue
+            if len(chain) == 1 and chain[0] in self._classes:
+                verdicts.append(self._is_cell_class(chain[0], scope, (*seen, name)))
+            else:
+                q = self.qualname(base, scope)
+                verdicts.append(q is not None and (q == CELL_BASE or q.startswith(CELL_MODULES)) or None)
+        if True in verdicts:
+            return True
+        return False if all(v is False for v in verdicts) else None
+
+    def _value_kind(self, value: ast.AST, scope) -> str:
+        """What an assigned value is: a Cell, an operator, something else, or unknown."""
+        if not isinstance(value, ast.Call):
+            return OTHER if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.List, ast.Dict)) \
+                else UNKNOWN
+        chain = names.attribute_chain(value.func)
+        if chain is None:
+            return UNKNOWN
+        qual = self.qualname(value.func, scope)
+        if qual is not None:
+            leaf = qual.rsplit(".", 1)[-1]
+            if qual.startswith(PRIMITIVE_MODULES) and leaf[:1].isupper():
+                return PRIMITIVE
+            if qual.startswith(CELL_MODULES) and leaf[:1].isupper():
+                return CELL
+            return UNKNOWN
+        if len(chain) == 1 and chain[0] in self._classes:
+            verdict = self._is_cell_class(chain[0], scope)
+            return CELL if verdict else (OTHER if verdict is False else UNKNOWN)
+        return UNKNOWN
+
+    def _assignments(self, body_owner: ast.AST, target) -> list[ast.AST]:
+        """Values assigned to `target` (a Name id, or ('self', attr)) anywhere below body_owner."""
+        found = []
+        for n in ast.walk(body_owner):
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                    if self._is_target(t, target):
+                        found.append(n.value)
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.withitem, ast.AugAssign, ast.NamedExpr)):
+                t = getattr(n, "target", None) or getattr(n, "optional_vars", None)
+                if t is not None and self._is_target(t, target):
+                    found.append(None)   # bound by something we do not follow
+        return found
+
+    @staticmethod
+    def _is_target(node, target) -> bool:
+        if isinstance(target, str):
+            return isinstance(node, ast.Name) and node.id == target
+        return names._is_self_attr(node) and node.attr == target[1]
+
+    def _receiver_kind(self, mark: ast.Call, scope, cls, func) -> str:
+        receiver = mark.func.value
+        if any(kw.arg in self._cell_only_keywords for kw in mark.keywords):
+            return CELL   # keywords only Cell.recompute takes
+        if isinstance(receiver, ast.Name) and receiver.id == "self" and cls is not None:
+            verdict = self._is_cell_class(cls.name, self.module_scope)
+            return CELL if verdict else (OTHER if verdict is False else UNKNOWN)
+        if names._is_self_attr(receiver) and cls is not None:
+            values = self._assignments(cls, ("self", receiver.attr))
+        elif isinstance(receiver, ast.Name) and func is not None:
+            values = self._assignments(func, receiver.id)
+            if self._collected_into_a_sequence(func, receiver.id):
+                return CELL
+        else:
+            return UNKNOWN
+        kinds = {self._value_kind(v, scope) if v is not None else UNKNOWN for v in values}
+        return kinds.pop() if len(kinds) == 1 else UNKNOWN
+
+    def _collected_into_a_sequence(self, func, name: str) -> bool:
+        """`layers.append(x)` ... `SequentialCell(layers)` (or x itself in such a call): x is a Cell."""
+        holders = {name}
+        for n in ast.walk(func):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "insert")
+                    and any(isinstance(a, ast.Name) and a.id == name for a in n.args)
+                    and isinstance(n.func.value, ast.Name)):
+                holders.add(n.func.value.id)
+        for n in ast.walk(func):
+            if isinstance(n, ast.Call) and names._callee_name(n) in SEQUENCES:
+                for a in n.args:
+                    a = a.value if isinstance(a, ast.Starred) else a
+                    items = a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]
+                    if any(isinstance(i, ast.Name) and i.id in holders for i in items):
+                        return True
+        return False
+
+    @property
+    def _cell_only_keywords(self) -> set[str]:
+        return {p.mindspore for p in self.cell_entry.params if p.code == "RC212"}
+
+    # -- sites and diagnostics -------------------------------------------------------------
+
+    def _site(self, node: ast.AST, api: str) -> Site:
+        site = Site(self.src.path, node.lineno, self.src.column(node), api)
+        self.sites.append(site)
+        return site
+
+    def diag(self, site: Site, code: str, **fields) -> None:
+        spec = self.m.diagnostics[code]
+        site.diagnostics.append(Diagnostic(code, spec["status"], site.path, site.line, site.col,
+                                           spec["message"].format(**fields)))
+
+    def manual(self, site: Site, stmt: ast.stmt) -> None:
+        """Leave the site as it is, with a `# recompat:` line above its statement repeating its last diagnostic."""
+        last = site.diagnostics[-1]
+        edits.comment_above(self.src, stmt, f"# recompat: {last.code} {last.message}", self._comments)
+
+    # -- stage 1 ---------------------------------------------------------------------------
+
+    def run(self) -> list[Site]:
+        _Walker(self).visit(self.tree)
+        for node, entry, scope, stmt, cls, func in self.calls:
+            self._function_form(node, entry, scope, stmt)
+        for node, name, scope, stmt, cls, func in self.shadowed_calls:
+            site = self._site(node, self.function_entry.mindspore["api"])
+            self.diag(site, "RC291", name=name, source=site.api)
+            self.manual(site, stmt)
+        plans = self._mark_plans()
+        for node, scope, stmt, cls, func in self.marks:
+            self._mark(node, scope, stmt, cls, func, plans)
+        self.sites.sort(key=lambda s: (s.line, s.col))
+        return self.sites
+
+    def _checkpoint_name(self) -> str:
+        self.imports_needed.add("torch.utils.checkpoint")
+        return CHECKPOINT
+
+    # -- the function form -----------------------------------------------------------------
+
+    def _function_form(self, call: ast.Call, entry: Entry, scope, stmt) -> None:
+        site = self._site(call, entry.mindspore["api"])
+        if not call.args or isinstance(call.args[0], ast.Starred):
+            self.diag(site, "RC290", target=self.src.segment(call.func), why="the block is not its first argument")
+            return self.manual(site, stmt)
+        chain = names.attribute_chain(call.func)
+        if chain and len(chain) > 1:
+            self.ms_names_rewritten.add(chain[0])
+        kws = {k.arg: k for k in call.keywords if k.arg}
+        block_keywords = [k.arg for k in call.keywords if k.arg and entry.param(k.arg) is None]
+        dropped, forced = [], None
+        for kw in call.keywords:
+            value = self.src.segment(kw.value)
+            if kw.arg is None:
+                self.diag(site, "RC207", value=value)
+                continue
+            param = entry.param(kw.arg)
+            if param is None or kw.arg == "use_reentrant":
+                continue
+            if param.action == "drop":
+                dropped.append(kw)
+                if _literal(kw.value) is False:
+                    self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
+                else:
+                    self.diag(site, "RC204", name=kw.arg, value=value, why=param.why)
+                    forced = f"{kw.arg}={value} makes MindSpore run non-reentrant"
+            elif param.action == "rename":
+                start = self.src.start(kw)
+                self.src.replace(start, start + len(kw.arg), param.torch)
+                self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
+            elif param.code:
+                self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
+        if block_keywords:
+            forced = forced or (f"the block gets keyword arguments ({', '.join(block_keywords)}), which torch's "
+                                "reentrant checkpoint refuses")
+        added = self._reentrancy(site, kws.get("use_reentrant"), forced)
+        edits.remove_arguments(self.src, call, dropped)
+        if added:
+            last = max((n for n in [*call.args, *call.keywords] if n not in dropped),
+                       key=lambda n: (n.end_lineno, n.end_col_offset))
+            self.src.insert(self.src.end(last), f", {added}")
+        target = self._checkpoint_name()
+        self.src.replace_node(call.func, target)
+        self.diag(site, "RC200", source=entry.mindspore["api"], target=target)
+
+    def _reentrancy(self, site: Site, kw: ast.keyword | None, forced: str | None) -> str | None:
+        """Decide torch's use_reentrant; edits a present keyword, returns the keyword text to add, if any."""
+        if forced is not None:
+            if kw is None:
+                self.diag(site, "RC202", why=forced)
+                return "use_reentrant=False"
+            if _literal(kw.value) is not False:
+                self.src.replace_node(kw.value, "False")
+                self.diag(site, "RC202", why=forced)
+            return None
+        if kw is None:
+            self.diag(site, "RC201", value="True", why="MindSpore's default; torch warns when it is left out")
+            return "use_reentrant=True"
+        if _literal(kw.value) is True:
+            self.diag(site, "RC201", value=self.src.segment(kw.value), why="as given")
+        return None
+
+    # -- marks -----------------------------------------------------------------------------
+
+    def _mark_plans(self) -> dict:
+        """For each `self.attr` marked in __init__ whose every other use in its class is a call: those calls."""
+        plans = {}
+        for node, scope, stmt, cls, func in self.marks:
+            receiver = node.func.value
+            if not (names._is_self_attr(receiver) and cls is not None and func is not None
+                    and func.name == "__init__" and isinstance(stmt, ast.Expr) and stmt.value is node):
+                continue
+            attr = receiver.attr
+            uses = [n for n in ast.walk(cls) if names._is_self_attr(n) and n.attr == attr
+                    and isinstance(n.ctx, ast.Load) and n is not receiver]
+            parents = {id(c.func): c for c in ast.walk(cls) if isinstance(c, ast.Call)}
+            calls = [parents.get(id(u)) for u in uses]
+            if not calls or None in calls or len(self._assignments(cls, ("self", attr))) != 1:
+                continue
+            plans[id(node)] = calls
+        return plans
+
+    def _mark(self, mark: ast.Call, scope, stmt, cls, func, plans: dict) -> None:
+        if not self.uses_mindspore:
+            return
+        kind = self._receiver_kind(mark, scope, cls, func)
+        if kind == OTHER:
+            return
+        target = self.src.segment(mark.func.value)
+        entry = self.primitive_entry if kind == PRIMITIVE else self.cell_entry
+        site = self._site(mark, entry.mindspore["api"])
+
+        def leave(why: str):
+            self.diag(site, "RC290", target=target, why=why)
+            self.manual(site, stmt)
+
+        if kind == UNKNOWN:
+            return leave(f"this file does not show that {target} is a Cell or an operator")
+        if not (isinstance(stmt, ast.Expr) and stmt.value is mark):
+            return leave("its value is used (recompute() returns None)")
+        options = self._mark_options(site, mark, entry)
+        if isinstance(options, str):
+            return leave(options)
+        calls = plans.get(id(mark))
+        if calls is not None:
+            return self._checkpoint_calls(site, mark, stmt, calls, options, kind)
+        if kind == PRIMITIVE:
+            return leave("its calls are not all in sight: mark each call with torch.utils.checkpoint.checkpoint")
+        options.pop("use_reentrant", None)
+        self.imports_needed.add("torch.distributed._composable")
+        args = ", ".join([target, *(f"{k}={v}" for k, v in options.items())])
+        self.src.replace_node(stmt, f"{COMPOSABLE}({args})")
+        self.diag(site, "RC211", target=target)
+
+    def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:
+        """torch keyword -> value text for the checkpoint calls, or why the mark cannot be converted."""
+        if entry is self.primitive_entry:
+            mode = mark.args[0] if mark.args else next((k.value for k in mark.keywords if k.arg == "mode"), None)
+            if mode is not None and not (isinstance(mode, ast.Constant) and mode.value is True):
+                return f"mode={self.src.segment(mode)} (only mode=True marks the operator)"
+            return {"use_reentrant": "False"}
+        if mark.args:
+            return "Cell.recompute takes keyword arguments only"
+        options: dict[str, str] = {}
+        forced = False
+        for kw in mark.keywords:
+            if kw.arg is None:
+                return f"its options come from **{self.src.segment(kw.value)}"
+            param = entry.param(kw.arg)
+            value = self.src.segment(kw.value)
+            if param is None:
+                return f"{kw.arg} is not a Cell.recompute option (MindSpore raises ValueError)"
+            if param.action == "drop":
+                if param.code == "RC212":
+                    self.diag(site, "RC212", name=kw.arg, value=value, why=param.why)
+                elif _literal(kw.value) is False:
+                    self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
+                else:
+                    self.diag(site, "RC204", name=kw.arg, value=value, why=param.why)
+                    forced = True
+                continue
+            if param.code and kw.arg != "use_reentrant":
+                self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
+            options[param.torch] = value
+        if forced:
+            options["use_reentrant"] = "False"
+        return options
+
+    def _checkpoint_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, calls: list, options: dict,
+                          kind: str) -> None:
+        """Delete the mark; checkpoint each call of the marked attribute."""
+        target = self.src.segment(mark.func.value)
+        name = self._checkpoint_name()
+        reentrant = options.get("use_reentrant")
+        if reentrant is None:
+            self.diag(site, "RC201", value="True", why="Cell.recompute's default; torch warns when it is left out")
+            reentrant = "True"
+        elif reentrant == "True":
+            self.diag(site, "RC201", value="True", why="as given")
+        for call in calls:
+            keywords = dict(options, use_reentrant=reentrant)
+            if call.keywords and reentrant != "False":
+                keywords["use_reentrant"] = "False"
+                self.diag(site, "RC202", why=f"line {call.lineno} passes keyword arguments to {target}, which "
+                                             "torch's reentrant checkpoint refuses")
+            extra = ", ".join(f"{k}={v}" for k, v in keywords.items())
+            src, text = self.src, self.src.text
+            self.src.insert(src.start(call), f"{name}(")
+            arguments = [*call.args, *call.keywords]
+            open_paren = text.index("(", src.end(call.func))
+            if arguments:
+                src.replace(src.end(call.func), open_paren + 1, ", ")
+                last = max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset))
+                src.insert(src.end(last), f", {extra}")
+            else:
+                src.replace(src.end(call.func), src.end(call), f", {extra})")
+        edits.delete_statement(self.src, self.tree, stmt)
+        lines = ", ".join(f"line {c.lineno}" for c in calls)
+        code = "RC214" if kind == PRIMITIVE else "RC210"
+        self.diag(site, code, target=target, calls=lines)
+
+
+def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, needed: set[str], ms_names: set[str]) -> None:
+    """Remove imports of mindspore.recompute (and `import mindspore` where only rewritten sites used it) that
+    nothing uses any more; add the torch imports the new code uses."""
+    apis = set(mappings.by_mindspore_name) & {"mindspore.recompute"}
+    module = names.build_scope(tree, None)
+    exact = {module.qualname(n) for n in ms_names} - {None}
+    edits.settle_imports(src, tree, modules=apis, exact=exact, additions=[(m, None) for m in sorted(needed)])
