@@ -166,15 +166,12 @@ def test_usage_errors_exit_2(capsys, argv):
     assert "usage:" in capsys.readouterr().err
 
 
-def test_to_torch_is_reported_not_implemented(tmp_path, capsys):
+def test_to_torch_runs_on_a_torch_tree(tmp_path, capsys):
     tree = make_tree(tmp_path / "src")
     before = snapshot(tree)
     code, out, err = run(capsys, "translate", tree, "--to", "torch", "--in-place")
-    if code == 2:  # MindSpore -> torch is a later issue
-        assert "not implemented yet" in err and "Traceback" not in err
-        assert snapshot(tree) == before
-    else:
-        assert code == 0
+    assert code == 0 and "Traceback" not in err
+    assert snapshot(tree) == before   # a torch tree has no MindSpore recompute to rewrite
 
 
 # --- modes -------------------------------------------------------------------------------------

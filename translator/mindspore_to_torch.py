@@ -21,10 +21,11 @@ from recompat.translator.source import Source
 
 CHECKPOINT = "torch.utils.checkpoint.checkpoint"
 COMPOSABLE = "torch.distributed._composable.checkpoint"
-CELL_BASE = "mindspore.nn.Cell"
+CELL_BASES = ("mindspore.nn.Cell", "torch.nn.Module", "torch.nn.modules.module.Module")
 SEQUENCES = frozenset({"SequentialCell", "CellList", "Sequential", "ModuleList"})
-# A Cell is instantiated from these modules, an operator (Primitive) from these.
-CELL_MODULES = ("mindspore.nn.", "mindspore.mint.nn.")
+# A Cell is instantiated from these modules, an operator (Primitive) from these. torch's modules count as Cells:
+# a file half translated (torch -> MindSpore -> torch) holds torch modules marked with recompute().
+CELL_MODULES = ("mindspore.nn.", "mindspore.mint.nn.", "torch.nn.")
 PRIMITIVE_MODULES = ("mindspore.ops.",)
 
 CELL, PRIMITIVE, OTHER, UNKNOWN = "cell", "primitive", "other", "unknown"
@@ -92,12 +93,11 @@ class _Walker(ast.NodeVisitor):
         where = (self.scope, self.stmt, self.cls, self.func)
         if qual in tx.apis and tx.apis[qual].rule == RULES[0]:
             tx.calls.append((node, tx.apis[qual], *where))
+        elif qual is None and (shadowed := tx.shadowed(node.func, self.scope)) is not None:
+            tx.shadowed_calls.append((node, shadowed, *where))
         elif (isinstance(node.func, ast.Attribute) and node.func.attr == "recompute"
               and not (qual or "").startswith("mindspore")):
-            if (shadowed := tx.shadowed(node.func, self.scope)) is not None:
-                tx.shadowed_calls.append((node, shadowed, *where))
-            else:
-                tx.marks.append((node, *where))
+            tx.marks.append((node, *where))
 
 
 class MindSporeToTorch:
@@ -140,7 +140,7 @@ class MindSporeToTorch:
         """Is the class called `name` here a Cell? None when the file does not show it."""
         qual = scope.qualname(name)
         if qual is not None:
-            return qual == CELL_BASE or qual.startswith(CELL_MODULES) or None
+            return qual in CELL_BASES or qual.startswith(CELL_MODULES) or None
         cls = self._classes.get(name)
         if cls is None or name in seen:
             return None
@@ -153,7 +153,7 @@ class MindSporeToTorch:
                 verdicts.append(self._is_cell_class(chain[0], scope, (*seen, name)))
             else:
                 q = self.qualname(base, scope)
-                verdicts.append(q is not None and (q == CELL_BASE or q.startswith(CELL_MODULES)) or None)
+                verdicts.append(q is not None and (q in CELL_BASES or q.startswith(CELL_MODULES)) or None)
         if True in verdicts:
             return True
         return False if all(v is False for v in verdicts) else None
