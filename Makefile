@@ -24,7 +24,8 @@ test: $(STAMP)
 	GLOG_v=3 $(BIN)/python -m pytest -n 2 -q
 
 bench: $(STAMP)
-	GLOG_v=3 $(BIN)/python bench/translate_bench.py
+	GLOG_v=3 $(BIN)/python bench/translate_bench.py --to mindspore
+	GLOG_v=3 $(BIN)/python bench/translate_bench.py --to torch
 	GLOG_v=3 $(BIN)/python bench/suite_bench.py
 
 clean:

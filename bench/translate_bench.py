@@ -1,7 +1,8 @@
 """Benchmark: `recompat translate --check` over a large real tree against one `ast.parse` pass.
 
-Not a test: it prints figures and ratios. Corpus: the installed torch package's own sources
-(found without importing torch), or any folder given with --corpus.
+Not a test: it prints figures and ratios. Corpus: the source framework's installed package (torch's
+own sources for --to mindspore, MindSpore's for --to torch; found without importing either), or any
+folder given with --corpus.
 
 Measured alternately, --rounds times (the best round of each is reported, the others show
 the spread):
@@ -11,7 +12,7 @@ the spread):
   (c) recompat:  the same with -j 2.
 Goal: (a)/(b) > 1, i.e. recompat checks the tree faster than Python merely parses it.
 
-    python bench/translate_bench.py [--rounds 3] [--corpus DIR]
+    python bench/translate_bench.py [--to mindspore|torch] [--rounds 3] [--corpus DIR]
 """
 from __future__ import annotations
 
@@ -27,10 +28,13 @@ import warnings
 from pathlib import Path
 
 
-def torch_dir() -> Path:
-    spec = importlib.util.find_spec("torch")   # locates the package without importing it
+SOURCE_PACKAGE = {"mindspore": "torch", "torch": "mindspore"}   # --to -> the package whose sources are read
+
+
+def package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)   # locates the package without importing it
     if spec is None or not spec.submodule_search_locations:
-        sys.exit("bench: torch is not installed here — install it, or point --corpus at a folder of Python files")
+        sys.exit(f"bench: {name} is not installed here — install it, or point --corpus at a folder of Python files")
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -65,11 +69,11 @@ def parse_all(files: list[str]) -> tuple[float, int]:
     return time.perf_counter() - t0, bad
 
 
-def recompat_check(root: Path, jobs: int):
+def recompat_check(root: Path, jobs: int, to: str):
     """(b)/(c): the engine's --check run, in this process; returns (seconds, report)."""
     from recompat.translator import engine
 
-    opts = engine.Options(paths=[str(root)], check=True, quiet=True, jobs=jobs)
+    opts = engine.Options(paths=[str(root)], to=to, check=True, quiet=True, jobs=jobs)
     t0 = time.perf_counter()
     report = engine.run(opts, stdout=io.StringIO(), stderr=io.StringIO())
     return time.perf_counter() - t0, report
@@ -78,20 +82,23 @@ def recompat_check(root: Path, jobs: int):
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds (default: %(default)s)")
-    ap.add_argument("--corpus", type=Path, help="folder of Python files (default: the installed torch package)")
+    ap.add_argument("--to", choices=sorted(SOURCE_PACKAGE), default="mindspore",
+                    help="direction (default: %(default)s)")
+    ap.add_argument("--corpus", type=Path,
+                    help="folder of Python files (default: the installed package of the source framework)")
     args = ap.parse_args(argv)
-    root = args.corpus or torch_dir()
+    root = args.corpus or package_dir(SOURCE_PACKAGE[args.to])
     if not root.is_dir():
         sys.exit(f"bench: {root}: not a folder")
 
     files = python_files(root)
     lines = count_lines(files)
-    print(f"corpus: {root}  ({len(files):,} .py files, {lines:,} lines)")
+    print(f"corpus: {root}  ({len(files):,} .py files, {lines:,} lines), --to {args.to}")
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
 
     # Warm-up (page cache; the translator's mapping data), not counted.
     parse_all(files)
-    recompat_check(root, 1)
+    recompat_check(root, 1, args.to)
 
     runs: dict[str, list[float]] = {"a": [], "b": [], "c": []}
     report = None
@@ -99,9 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     for r in range(args.rounds):
         t, unparsable = parse_all(files)
         runs["a"].append(t)
-        t, report = recompat_check(root, 1)
+        t, report = recompat_check(root, 1, args.to)
         runs["b"].append(t)
-        t, report2 = recompat_check(root, 2)
+        t, report2 = recompat_check(root, 2, args.to)
         runs["c"].append(t)
         print(f"round {r + 1}: ast.parse {runs['a'][-1]:.2f} s, recompat -j1 {runs['b'][-1]:.2f} s, "
               f"recompat -j2 {runs['c'][-1]:.2f} s", flush=True)
@@ -111,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     best = {k: min(v) for k, v in runs.items()}
     names = {
         "a": "(a) `ast.parse` of every file, once",
-        "b": "(b) `recompat translate --check -q`, -j 1",
-        "c": "(c) `recompat translate --check -q`, -j 2",
+        "b": f"(b) `recompat translate --to {args.to} --check -q`, -j 1",
+        "c": f"(c) `recompat translate --to {args.to} --check -q`, -j 2",
     }
     print()
     print(f"| run | files | lines | seconds (best of {args.rounds}) | lines/s |")

@@ -279,6 +279,14 @@ def test_calls_with_keywords_run_non_reentrant():
                 self.relu.recompute(False)
     """, "mode=False"),
     ("""\
+        from mindspore import ops
+
+
+        class Net:
+            def __init__(self):
+                self.relu = ops.ReLU().recompute()
+    """, "statement of its own"),
+    ("""\
         from mindspore import nn
 
 

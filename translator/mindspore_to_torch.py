@@ -212,6 +212,8 @@ class MindSporeToTorch:
             values = self._assignments(func, receiver.id)
             if self._collected_into_a_sequence(func, receiver.id):
                 return CELL
+        elif isinstance(receiver, ast.Call):    # ops.ReLU().recompute()
+            return self._value_kind(receiver, scope)
         else:
             return UNKNOWN
         kinds = {self._value_kind(v, scope) if v is not None else UNKNOWN for v in values}
@@ -376,7 +378,8 @@ class MindSporeToTorch:
         if kind == UNKNOWN:
             return leave(f"this file does not show that {target} is a Cell or an operator")
         if not (isinstance(stmt, ast.Expr) and stmt.value is mark):
-            return leave("its value is used (recompute() returns None)")
+            return leave("its value is used (Primitive.recompute returns the operator): mark the object in a "
+                         "statement of its own, then translate again")
         options = self._mark_options(site, mark, entry)
         if isinstance(options, str):
             return leave(options)
