@@ -42,49 +42,12 @@ def _literal(value: ast.AST):
     return "dynamic"
 
 
-class _Walker(ast.NodeVisitor):
-    """Scopes, the enclosing class, function and statement of every recompute call."""
+class _Walker(names.ScopedWalker):
+    """Every recompute call, with its scope, class, function and statement."""
 
     def __init__(self, tx: MindSporeToTorch):
+        super().__init__()
         self.tx = tx
-        self.scope = None
-        self.cls = self.func = self.stmt = None
-
-    def visit(self, node):
-        if isinstance(node, ast.stmt):
-            outer, self.stmt = self.stmt, node
-            super().visit(node)
-            self.stmt = outer
-        else:
-            super().visit(node)
-
-    def visit_Module(self, node):
-        self.scope = names.build_scope(node, None)
-        self.generic_visit(node)
-
-    def visit_ClassDef(self, node):
-        outer, self.cls = self.cls, node
-        for d in node.decorator_list:
-            self.visit(d)
-        for stmt in node.body:
-            self.visit(stmt)
-        self.cls = outer
-
-    def visit_FunctionDef(self, node):
-        outer = self.scope, self.func, self.stmt
-        for d in node.decorator_list:
-            self.visit(d)
-        self.scope, self.func, self.stmt = names.build_scope(node, self.scope), node, node
-        for child in node.body:
-            self.visit(child)
-        self.scope, self.func, self.stmt = outer
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_Lambda(self, node):
-        outer, self.scope = self.scope, names.build_scope(node, self.scope)
-        self.visit(node.body)
-        self.scope = outer
 
     def visit_Call(self, node):
         self.generic_visit(node)

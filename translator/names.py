@@ -7,6 +7,7 @@ and a checkpoint translator needs only imports, local shadowing and a few class 
 from __future__ import annotations
 
 import ast
+import functools
 
 # Containers whose items are modules/cells in either framework.
 CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict", "CellList", "SequentialCell", "CellDict"})
@@ -295,3 +296,59 @@ def binding_uses(tree: ast.Module, of: set[str]) -> tuple[set[tuple[int, str]], 
 
     visit(tree, module)
     return used, import_scope
+
+
+class ScopedWalker(ast.NodeVisitor):
+    """Walks a module keeping what encloses each node: its scope, class, function and statement.
+
+    Subclasses add visit_Call and friends; scopes are built lazily (see Scope)."""
+
+    def __init__(self):
+        self.scope: Scope | None = None
+        self.cls: ast.ClassDef | None = None
+        self.func: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        self.stmt: ast.stmt | None = None
+
+    def visit(self, node):
+        if isinstance(node, ast.stmt):
+            outer, self.stmt = self.stmt, node
+            super().visit(node)
+            self.stmt = outer
+        else:
+            super().visit(node)
+
+    def visit_Module(self, node):
+        self.scope = build_scope(node, None)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node):
+        outer = self.cls
+        self.cls = node
+        attrs = functools.lru_cache(maxsize=None)(functools.partial(class_attrs, node))
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._function(stmt, attrs)
+            else:
+                self.visit(stmt)
+        self.cls = outer
+
+    def visit_FunctionDef(self, node):
+        self._function(node, None)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _function(self, node, attrs):
+        outer = self.scope, self.func, self.stmt
+        self.stmt = node
+        for d in node.decorator_list:
+            self.visit(d)
+        self.scope, self.func = build_scope(node, self.scope, attrs), node
+        for child in node.body:
+            self.visit(child)
+        self.scope, self.func, self.stmt = outer
+
+    def visit_Lambda(self, node):
+        outer = self.scope
+        self.scope = build_scope(node, outer)
+        self.visit(node.body)
+        self.scope = outer

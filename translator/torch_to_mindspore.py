@@ -59,59 +59,13 @@ class Holder:
     keywords: set = field(default_factory=set)
 
 
-class _Walker(ast.NodeVisitor):
-    """Stage 1's walk: scopes, the enclosing class and statement, and the events."""
+class _Walker(names.ScopedWalker):
+    """Stage 1's walk: the events, with their scopes, classes and statements."""
 
     def __init__(self, tx: TorchToMindSpore):
+        super().__init__()
         self.tx = tx
-        self.scope: names.Scope | None = None
-        self.cls: ast.ClassDef | None = None
-        self.stmt: ast.stmt | None = None
         self.handled: set[int] = set()      # ids of API references consumed by a call or partial
-
-    def visit(self, node):
-        if isinstance(node, ast.stmt):
-            outer, self.stmt = self.stmt, node
-            super().visit(node)
-            self.stmt = outer
-        else:
-            super().visit(node)
-
-    def visit_Module(self, node):
-        self.scope = names.build_scope(node, None)
-        self.generic_visit(node)
-
-    def visit_ClassDef(self, node):
-        outer = self.cls
-        self.cls = node
-        attrs = functools.lru_cache(maxsize=None)(functools.partial(names.class_attrs, node))
-        for stmt in node.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._function(stmt, attrs)
-            else:
-                self.visit(stmt)
-        self.cls = outer
-
-    def visit_FunctionDef(self, node):
-        self._function(node, None)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def _function(self, node, attrs):
-        outer, stmt = self.scope, self.stmt
-        self.stmt = node
-        for d in node.decorator_list:
-            self.visit(d)
-        self.scope = names.build_scope(node, outer, attrs)
-        for child in node.body:
-            self.visit(child)
-        self.scope, self.stmt = outer, stmt
-
-    def visit_Lambda(self, node):
-        outer = self.scope
-        self.scope = names.build_scope(node, outer)
-        self.visit(node.body)
-        self.scope = outer
 
     def _event(self, kind, node, **kw):
         self.tx.events.append(Event(kind, node, self.scope, self.stmt, self.cls, **kw))
