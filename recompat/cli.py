@@ -18,6 +18,8 @@ _MAIN_EPILOG = """\
 commands:
   translate   rewrite activation checkpointing between PyTorch and MindSpore
   test        run the differential suite: paired torch / MindSpore models, recompute on and off
+  docs        generate the API-difference docs (English, Chinese; Markdown, HTML) from mappings/
+  report      render a run's JSON as a single-file HTML report
   demo        translate the embedded example project and show the result
 
 exit status: 0 done; 1 --check found changes; 2 a usage error, or a file that could
@@ -30,6 +32,9 @@ examples:
   recompat translate src/ --in-place           # rewrite the files where they are
   recompat translate src/ --check -q           # CI: exit 1 if anything would change
   recompat test -n 2                           # the differential suite on 2 processes
+  recompat test --report suite.html            # ... and an HTML report (suite.json beside it)
+  recompat docs --check                        # CI: exit 1 if docs/ is not what mappings/ generates
+  recompat report sites.json -o sites.html     # render a --json file as HTML
   recompat demo
 
 `recompat COMMAND --help` tells more.
@@ -51,7 +56,8 @@ PATH given and against the file or folder name). A file that does not mention
 "checkpoint" (--to mindspore) or "recompute" (--to torch) is passed over unparsed.
 
 output: one line per site on stderr, `file:line:col: CODE [status] message` (hidden by -q),
-then a summary with the counts and the conversion rate; --json FILE writes all of it as JSON.
+then a summary with the counts and the conversion rate; --json FILE writes all of it as JSON;
+--report FILE.html writes a page of it all, with each changed file's diff, and FILE.json beside it.
 
 examples:
   recompat translate model.py --diff
@@ -121,6 +127,36 @@ def build_parser() -> argparse.ArgumentParser:
     return _build()[0]
 
 
+_DOCS_EPILOG = """\
+what is written (into docs/ unless -o DIR): en/ID.md and zh/ID.md for every mapping entry (both signatures,
+every parameter of both sides with its counterpart and the decision, the paired example and the output both
+sides print), en/index.md and zh/index.md, index.md, an .html twin of each, and mappings.json (the same data
+for programs). Files with nothing to change are not rewritten; generated files no entry produces any more
+are removed; hand-written files (docs/behaviours.md) are never touched.
+
+exit status: 0 done (or, with --check, up to date); 1 --check found differences (listed on stdout);
+2 bad input.
+
+examples:
+  recompat docs                      # regenerate docs/ after editing mappings/
+  recompat docs --check              # in CI
+  recompat docs --run-examples       # after editing mappings/examples/: run the pairs, record their output
+"""
+
+_REPORT_EPILOG = """\
+kinds, told apart by the JSON: a translation (recompat translate --json), a differential suite run
+(recompat test --json) or the mappings (docs/mappings.json, written by recompat docs).
+
+exit status: 0 written; 2 the JSON is missing, damaged or not one recompat writes, or the page cannot be
+written (nothing is half-written: the page goes to a temporary file beside it, then a rename).
+
+examples:
+  recompat report sites.json                  # writes sites.html
+  recompat report suite.json -o suite.html
+  recompat report docs/mappings.json -o mappings.html
+"""
+
+
 def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     fmt = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
@@ -145,6 +181,9 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     t.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip files and folders matching GLOB (fnmatch, against the relative path and the "
                         "name; repeatable)")
+    t.add_argument("--report", metavar="FILE.html",
+                   help="also write an HTML report of the run (sites, diagnostics, diffs) to FILE.html, and its "
+                        "JSON beside it (FILE.json)")
 
     s = sub.add_parser(
         "test", formatter_class=fmt, epilog=_TEST_EPILOG,
@@ -161,6 +200,29 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("-n", "--jobs", type=_jobs, default=1, metavar="N",
                    help="run in N processes (pytest-xdist); 0: one per CPU (default: 1)")
     s.add_argument("-q", "--quiet", action="store_true", help="less pytest output; the summary table stays")
+    s.add_argument("--report", metavar="FILE.html",
+                   help="also write an HTML report (every case, failures expanded, memory, a plot of bytes kept vs "
+                        "depth) to FILE.html, and its JSON beside it (FILE.json)")
+
+    g = sub.add_parser(
+        "docs", formatter_class=fmt, epilog=_DOCS_EPILOG,
+        help="generate the API-difference docs (English, Chinese; Markdown, HTML) from mappings/",
+        description="Generate one page per mapping entry, the indexes and docs/mappings.json from mappings/.")
+    g.add_argument("-o", "--output", metavar="DIR",
+                   help="the docs folder to write (default: docs/ of the source checkout)")
+    g.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if DIR differs from what mappings/ generates (for CI)")
+    g.add_argument("--run-examples", action="store_true",
+                   help="first run each entry's paired examples (mappings/examples/ID/), check both sides print the "
+                        "same, and record that output in output.txt (imports torch and MindSpore)")
+
+    r = sub.add_parser(
+        "report", formatter_class=fmt, epilog=_REPORT_EPILOG,
+        help="render a run's JSON as a single-file HTML report",
+        description="Render the JSON of `recompat translate --json`, `recompat test --json` or docs/mappings.json "
+                    "as one self-contained HTML page (filter and sort in the page; no network).")
+    r.add_argument("json", metavar="JSON", help="the JSON a run wrote")
+    r.add_argument("-o", "--output", metavar="FILE.html", help="the page to write (default: JSON with .html)")
 
     d = sub.add_parser(
         "demo", formatter_class=fmt, epilog=_DEMO_EPILOG,
@@ -168,7 +230,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         description="Translate the example project (examples/) into out/demo/ and show what changed.")
     d.add_argument("-o", "--output", metavar="DIR", help="where to write the translated copy (default: <repo>/out/demo)")
     _add_common(d)
-    return parser, {"translate": t, "test": s, "demo": d}
+    return parser, {"translate": t, "test": s, "docs": g, "report": r, "demo": d}
 
 
 def _error(message: str) -> int:
@@ -188,9 +250,14 @@ def _run(opts) -> int:
 def _translate(args) -> int:
     from recompat.translator.engine import Options
 
-    return _run(Options(paths=args.paths, to=args.to, style=args.style, output=args.output,
-                        in_place=args.in_place, diff=args.diff, check=args.check, json_path=args.json_path,
-                        jobs=args.jobs, exclude=args.exclude, quiet=args.quiet))
+    opts = Options(paths=args.paths, to=args.to, style=args.style, output=args.output,
+                   in_place=args.in_place, diff=args.diff, check=args.check, json_path=args.json_path,
+                   jobs=args.jobs, exclude=args.exclude, quiet=args.quiet)
+    if args.report:
+        from recompat.reports import runs
+
+        return runs.translate(opts, args.report)
+    return _run(opts)
 
 
 def _test(args) -> int:
@@ -200,18 +267,43 @@ def _test(args) -> int:
     from recompat import builtin_tests
 
     argv = [builtin_tests.__file__, "-p", "no:cacheprovider", "-rfE"]
+    json_path = args.json_path
+    if args.report:
+        from recompat.reports import ReportError, runs
+
+        try:
+            _, beside = runs.paths(args.report)
+        except ReportError as exc:
+            return _error(str(exc))
+        json_path = json_path or str(beside)
     for device in args.device or ():
         argv += ["--recompat-device", device]
     for mode in args.ms_mode or ():
         argv += ["--recompat-ms-mode", mode]
-    for flag, value in (("--recompat-json", args.json_path), ("--recompat-record", args.record),
+    for flag, value in (("--recompat-json", json_path), ("--recompat-record", args.record),
                         ("--recompat-against", args.against), ("-k", args.keyword)):
         if value:
             argv += [flag, value]
     if args.jobs != 1:
         argv += ["-n", "auto" if args.jobs == 0 else str(args.jobs)]
     argv.append("-q" if args.quiet else "-v")
-    return int(pytest.main(argv))
+    code = int(pytest.main(argv))
+    if args.report and code in (0, 1):      # 0 passed, 1 some failed: both are worth a report
+        report_code = runs.suite(Path(json_path), args.report)
+        return code or report_code
+    return code
+
+
+def _docs(args) -> int:
+    from recompat.reports import docs
+
+    return docs.run(args.output, args.check, args.run_examples)
+
+
+def _report(args) -> int:
+    from recompat.reports import runs
+
+    return runs.report(args.json, args.output)
 
 
 def examples_dir() -> Path:
@@ -253,6 +345,10 @@ def main(argv: list[str] | None = None) -> int:
             return _translate(args)
         if args.command == "test":
             return _test(args)
+        if args.command == "docs":
+            return _docs(args)
+        if args.command == "report":
+            return _report(args)
         return _demo(args)
     except KeyboardInterrupt:
         print("recompat: interrupted; files already written are complete, the rest untouched", file=sys.stderr)

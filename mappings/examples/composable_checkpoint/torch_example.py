@@ -1,0 +1,35 @@
+# PyTorch: composable checkpoint marks a module in place; the same fixed weights as the MindSpore example.
+import numpy as np
+import torch
+from torch import nn
+from torch.distributed._composable import checkpoint
+
+
+def fixed(shape, phase=0.0):
+    """A fixed pattern (no random numbers), so that both frameworks start from the same weights."""
+    return (0.5 * np.sin(np.arange(np.prod(shape)) + phase)).reshape(shape).astype(np.float32)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.block = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+        checkpoint(self.block)                      # marked in place: parameter names unchanged
+        self.fc2 = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc2(self.block(torch.relu(self.fc1(x))))
+
+
+net = Net()
+with torch.no_grad():
+    for p in net.parameters():
+        p.copy_(torch.from_numpy(fixed(tuple(p.shape))))
+x = torch.from_numpy(fixed((2, 4), phase=1.0)).requires_grad_()
+
+loss = (net(x) ** 2).sum()
+loss.backward()
+print(f"loss {loss.item():.4f}")
+print("grad x", " ".join(f"{v:.4f}" for v in x.grad.numpy().ravel()))
+print("grad norms", " ".join(f"{np.linalg.norm(p.grad.numpy()):.4f}" for p in net.parameters()))

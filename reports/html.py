@@ -1,0 +1,290 @@
+"""Single-file HTML reports, rendered with jinja2 (autoescape on) from the JSON a run writes.
+
+    from recompat.reports import html
+    page = html.render(doc, source="suite.json")       # doc: the parsed JSON
+    html.write(doc, "suite.html", source="suite.json")
+
+Three kinds, told apart by the JSON itself (:func:`kind_of`):
+
+* translation -- ``recompat translate --json`` (``--report`` adds each changed file's diff): per file and site the
+  status, the diagnostics and the diff; totals and the conversion rate.
+* suite -- ``recompat test --json`` (``--report`` adds a depth sweep of bytes kept): pair x device x mode x check,
+  with errors, tolerances, memory and time; failures expanded, passes collapsed; a small SVG plot.
+* mappings -- ``docs/mappings.json`` (written by ``recompat docs``): the index of mapping entries with a filter.
+
+The page needs nothing outside itself: CSS and script are inline, the plot is inline SVG, and a
+Content-Security-Policy forbids every fetch, so it opens the same offline, from a mail attachment or a CI artifact.
+Everything taken from the JSON is escaped by jinja2; the only script is ours (allowed by its hash), so markup
+smuggled into a file name or a message cannot run even if it were not escaped.
+"""
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import math
+from pathlib import Path
+
+from ._io import ReportError, write_atomic
+
+TEMPLATES = Path(__file__).parent / "templates"
+KINDS = ("translation", "suite", "mappings")
+_SITE_RANK = {"error": 0, "manual": 1, "partial": 2, "converted": 3, "unchanged": 4}
+_CASE_RANK = {"failed": 0, "missed": 0, "known": 1, "skipped": 2, "passed": 3, "caught": 3}
+
+
+def kind_of(doc: dict) -> str | None:
+    """translation, suite or mappings; None for JSON that no recompat command writes."""
+    kind = doc.get("kind")
+    if kind == "recompat-suite":
+        return "suite"
+    if kind == "recompat-mappings":
+        return "mappings"
+    if kind == "recompat-translate" or (doc.get("tool") == "recompat" and "files" in doc and "summary" in doc):
+        return "translation"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _env():
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=False, keep_trailing_newline=True)
+
+
+def render(doc: dict, *, source: str = "JSON") -> str:
+    """The HTML page for ``doc``. ReportError when the JSON is not one a recompat command writes."""
+    from markupsafe import Markup
+
+    from recompat import __version__
+
+    kind = kind_of(doc)
+    if kind is None:
+        raise ReportError(f"{source}: not a recompat JSON — expected what `recompat translate --json`, "
+                          "`recompat test --json` or `recompat docs` (docs/mappings.json) writes")
+    try:
+        model, title = {"translation": _translation, "suite": _suite, "mappings": _mappings}[kind](doc)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ReportError(f"{source}: a {kind} JSON without the fields its report needs "
+                          f"({type(exc).__name__}: {exc}) — write it again with this recompat") from None
+    js = (TEMPLATES / "report.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
+    env = _env()
+    return env.get_template(f"{kind}.html").render(
+        m=model, title=title, source=source, version=__version__, script_hash=f"sha256-{digest}",
+        css=Markup((TEMPLATES / "report.css").read_text(encoding="utf-8")), js=Markup(js))
+
+
+def write(doc: dict, path: str | Path, *, source: str = "JSON") -> Path:
+    """Render ``doc`` and write the page to ``path`` atomically."""
+    page = render(doc, source=source)
+    write_atomic(path, page)
+    return Path(path)
+
+
+# ------------------------------------------------------------------------------------------------ translation
+
+def _diff_lines(text: str | None) -> list[tuple[str, str]]:
+    out = []
+    for line in (text or "").splitlines():
+        if line.startswith(("+++", "---")):
+            cls = "meta"
+        elif line.startswith("@@"):
+            cls = "hunk"
+        elif line.startswith("+"):
+            cls = "add"
+        elif line.startswith("-"):
+            cls = "del"
+        elif line.startswith("\\"):
+            cls = "meta"
+        else:
+            cls = "ctx"
+        out.append((cls, line or " "))
+    return out
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _translation(doc: dict):
+    s = doc["summary"]
+    args = doc.get("arguments") or {}
+    sites_total = s["sites"]
+    files = []
+    for f in doc["files"]:
+        sites = [dict(line=x["line"], col=x["col"], api=x["api"], status=x["status"],
+                      diagnostics=[dict(code=d["code"], status=d["status"], message=d["message"])
+                                   for d in x.get("diagnostics", ())]) for x in f.get("sites", ())]
+        statuses = {x["status"] for x in sites}
+        if f.get("error"):
+            worst = "error"
+        else:
+            worst = next((k for k in ("manual", "partial", "converted") if k in statuses), "unchanged")
+        tags = sorted(statuses | ({"error"} if f.get("error") else set()) | ({"changed"} if f.get("changed") else set()))
+        counts = ", ".join(f"{sum(x['status'] == k for x in sites)} {k}" for k in ("converted", "partial", "manual")
+                           if any(x["status"] == k for x in sites))
+        files.append(dict(path=f["path"], changed=bool(f.get("changed")), error=f.get("error"), sites=sites,
+                          notes=f.get("notes") or [], diff=_diff_lines(f.get("diff")), worst=worst,
+                          rank=_SITE_RANK[worst], tags=" ".join(tags) or "unchanged", counts=counts))
+    cards = [("files scanned", f"{s['files_scanned']:,}"), ("examined", f"{s['files_examined']:,}"),
+             ("changed", f"{s['files_changed']:,}"), ("failed", f"{s['files_failed']:,}"),
+             ("sites", f"{sites_total.get('total', 0):,}")]
+    cards += [(k, f"{sites_total.get(k, 0):,}") for k in ("converted", "partial", "manual")]
+    cards += [("conversion rate", _pct(s.get("conversion_rate"))), ("rewritten", _pct(s.get("rewritten_rate"))),
+              ("lines", f"{s.get('lines', 0):,}"), ("seconds", f"{s.get('elapsed_s', 0):.2f}")]
+    paths = args.get("paths") or []
+    model = dict(cards=cards, files=files, statuses=["converted", "partial", "manual", "error", "changed"],
+                 paths=" ".join(paths) if isinstance(paths, list) else str(paths),
+                 to=args.get("to", "?"), mode=args.get("mode", "?"), exit_code=doc.get("exit_code", "?"),
+                 expand_diffs=len(files) <= 20)
+    return model, "recompat translation report"
+
+
+# ------------------------------------------------------------------------------------------------------ suite
+
+def _num(x, spec=".3g") -> str:
+    if x is None:
+        return ""
+    if isinstance(x, str):
+        return x
+    return format(x, spec)
+
+
+def _suite(doc: dict):
+    from_check = ("torch-recompute", "mindspore-recompute", "cross", "memory")
+    statuses = ["passed", "failed", "known", "skipped"]
+    results = doc["results"]
+    cases, hunts, memory = [], [], []
+    for r in results:
+        if r.get("check") == "planted-bug":
+            hunts.append(dict(variant=r.get("variant", ""), pair=r.get("pair", ""), status=r["status"],
+                              description=r.get("description", ""), message=r.get("message", "")))
+            continue
+        report = r.get("report") or {}
+        rows = []
+        errs = []
+        for row in report.get("rows") or ():
+            e = row.get("max_abs_err")
+            if isinstance(e, (int, float)):
+                errs.append(e)
+            shape = row.get("expected_shape")
+            rows.append(dict(name=row.get("name", ""), kind=row.get("kind", ""),
+                             shape="" if shape is None else "x".join(map(str, shape)) or "scalar",
+                             max_abs_err=_num(e), max_rel_err=_num(row.get("max_rel_err")),
+                             cosine=_num(row.get("cosine"), ".6f"), within=_num(row.get("within"), ".4f"),
+                             rtol=_num(row.get("rtol")), atol=_num(row.get("atol")),
+                             result="passed" if row.get("passed") else "failed", message=row.get("message", "")))
+        meta = report.get("meta") or {}
+        tolerance = f"rtol {_num(meta['rtol'])}, atol {_num(meta['atol'])}" if "rtol" in meta and "atol" in meta else ""
+        figures = r.get("figures") or {}
+        message = r.get("message") or ""
+        head, _, rest = message.partition("\n")
+        err = max(errs) if errs else None
+        case = dict(id=r.get("id", ""), pair=r.get("pair", ""), check=r.get("check", ""), variant=r.get("variant", ""),
+                    device=r.get("device", ""), ms_mode=r.get("ms_mode", ""), status=r["status"],
+                    rank=_CASE_RANK.get(r["status"], 9), message_head=head or r["status"], message_rest=rest,
+                    err=_num(err), err_value="" if err is None else repr(float(err)),
+                    tolerance=tolerance, seconds=r.get("seconds", ""), rows=rows,
+                    figures=[(k, _num(v) if isinstance(v, float) else v) for k, v in figures.items()
+                             if k != "measure"])
+        cases.append(case)
+        if "plain_bytes" in figures and "recompute_bytes" in figures:
+            plain, rec = int(figures["plain_bytes"]), int(figures["recompute_bytes"])
+            ratio, over = figures.get("ratio"), figures.get("time_overhead")
+            memory.append(dict(pair=case["pair"], form=f"{figures.get('framework', '?')}:{figures.get('form', '?')}",
+                               plain=plain, rec=rec, saved=plain - rec, status=case["status"],
+                               ratio=f"{ratio:.2f}" if ratio else "", ratio_value=ratio or "",
+                               time=f"{over:.2f}" if over else "", time_value=over or ""))
+    groups = {}
+    for c in cases:
+        if c["check"] in from_check:
+            groups.setdefault((c["pair"], c["check"]), []).append(c["status"])
+    totals = {k: sum(c["status"] == k for c in cases) for k in statuses}
+    cards = [(k, totals[k], k) for k in statuses] + [("cases", len(cases), None)]
+    catch = ""
+    if hunts:
+        caught = sum(h["status"] == "caught" for h in hunts)
+        catch = f"{caught} of {len(hunts)} planted bugs caught ({100 * caught / len(hunts):.0f}%)"
+        cards.append(("planted bugs caught", f"{caught}/{len(hunts)}", None))
+    meta = doc.get("meta") or {}
+    model = dict(
+        results=results, cards=cards, cases=cases, hunts=hunts, memory=memory, catch_rate=catch,
+        statuses=statuses, checks=sorted({c["check"] for c in cases}), devices=sorted({c["device"] for c in cases}),
+        groups=[dict(pair=p, check=k, counts=[v.count(s) for s in statuses]) for (p, k), v in sorted(groups.items())],
+        plot=_plot(doc.get("depth_sweep")), machine=meta.get("machine", ""))
+    return model, "recompat differential report"
+
+
+_COLORS = {"torch": "#ee4c2c", "mindspore": "#0969da"}
+
+
+def _plot(sweep: dict | None):
+    """Inline-SVG geometry for bytes kept vs depth, one line per framework and variant; None without data."""
+    if not sweep or not sweep.get("points"):
+        return None
+    points = sweep["points"]
+    width, height, left, right, top, bottom = 640, 300, 70, 620, 12, 262
+    depths = sorted({p["depth"] for p in points})
+    top_bytes = max(max(p["plain_bytes"], p["recompute_bytes"]) for p in points) or 1
+    step = 10 ** math.floor(math.log10(top_bytes))
+    for m in (1, 2, 5, 10):
+        if top_bytes <= m * step * 5:
+            tick = m * step
+            break
+    y_max = tick * math.ceil(top_bytes / tick)
+    d_min, d_max = min(depths), max(depths)
+
+    def x(d):
+        return round(left + (right - left) * ((d - d_min) / (d_max - d_min) if d_max > d_min else 0.5), 1)
+
+    def y(b):
+        return round(bottom - (bottom - top) * b / y_max, 1)
+
+    def human(b):
+        for unit, size in (("MB", 1e6), ("kB", 1e3)):
+            if b >= size:
+                return f"{b / size:g} {unit}"
+        return f"{b:g} B"
+
+    series = []
+    # Equal bytes in both frameworks draw one line over the other: the first is wide and pale beneath.
+    for n, fw in enumerate(sorted({p["framework"] for p in points}, key=lambda f: (f != "torch", f))):
+        mine = sorted((p for p in points if p["framework"] == fw), key=lambda p: p["depth"])
+        for key, label, dash in (("plain_bytes", "plain", False), ("recompute_bytes", "with recompute", True)):
+            dots = [(x(p["depth"]), y(p[key]), f"{fw}, {label}, depth {p['depth']}: {p[key]:,} bytes") for p in mine]
+            series.append(dict(label=f"{fw} {label}", color=_COLORS.get(fw, "#6e7781"), dash=dash, dots=dots,
+                               stroke=5 if n == 0 else 2, opacity=0.45 if n == 0 else 1,
+                               points=" ".join(f"{a},{b}" for a, b, _ in dots)))
+    caption = sweep.get("caption", "")
+    by_fw: dict = {}
+    for p in points:
+        by_fw.setdefault(p["framework"], []).append((p["depth"], p["plain_bytes"], p["recompute_bytes"]))
+    if len(by_fw) > 1 and len({tuple(sorted(v)) for v in by_fw.values()}) == 1:
+        caption += " The frameworks keep the same bytes at every depth: their lines coincide."
+    n_ticks = int(round(y_max / tick))
+    return dict(width=width, height=height, left=left, right=right, top=top, bottom=bottom, series=series,
+                xticks=[(x(d), str(d)) for d in depths],
+                yticks=[(y(i * tick), human(i * tick)) for i in range(n_ticks + 1)],
+                caption=caption)
+
+
+# --------------------------------------------------------------------------------------------------- mappings
+
+def _mappings(doc: dict):
+    entries = []
+    for e in doc["entries"]:
+        entries.append(dict(
+            torch_api=e["torch"]["api"], mindspore_api=e["mindspore"]["api"],
+            torch_signature=e["torch"]["signature"], mindspore_signature=e["mindspore"]["signature"],
+            direction=e["direction"], verdict="consistent" if e["consistent"] else "differs",
+            description=e["description"]["en"].removeprefix("Differs: "), summary=e["summary"]["en"],
+            summary_zh=e["summary"]["zh"],
+            params=[dict(torch=p["torch"] or "", mindspore=p["mindspore"] or "", decision=p["decision"]["en"],
+                         difference=p["difference"]["en"]) for p in e["params"]],
+            output=(e.get("example") or {}).get("output") or ""))
+    names = {"torch": "torch", "mindspore": "MindSpore"}
+    versions = ", ".join(f"{names.get(k, k)} {v}" for k, v in (doc.get("versions") or {}).items())
+    return dict(entries=entries, versions=versions, directions=sorted({e["direction"] for e in entries})), \
+        "recompat mappings: PyTorch and MindSpore API differences"

@@ -1,0 +1,184 @@
+"""The HTML reports and docs in a real browser: headless Chromium driven by Selenium through chromedriver.
+
+Each page is opened from disk as a user would open it; the tests assert that the browser logs no console error
+(a blocked script, a refused fetch, a script error), that filtering and sorting change what is shown, and that a
+file name carrying markup shows as text and runs nothing. A screenshot of each page is kept as a test artifact in
+out/test-artifacts/ (or $RECOMPAT_ARTIFACTS).
+
+Needs Debian's chromium and chromium-driver (`apt-get install -y chromium chromium-driver`; .ci/run installs them).
+Without them these tests skip and say so, except in CI (CI set), where they must run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from recompat.cli import main
+
+from test_reports import EVIL, SWEEP, make_tree, suite_doc
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = Path(os.environ.get("RECOMPAT_ARTIFACTS") or ROOT / "out" / "test-artifacts")
+INSTALL = "install Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver"
+
+
+def _unavailable(why: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"browser tests cannot run: {why} — in CI they must ({INSTALL}; .ci/run does it)", pytrace=False)
+    pytest.skip(f"no headless browser: {why} — {INSTALL}")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    chromium = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    driver_path = shutil.which("chromedriver")
+    if chromium is None or driver_path is None:
+        _unavailable("chromium" + (" and chromedriver are" if driver_path is None and chromium is None else
+                                   " is" if chromium is None else "driver is") + " not installed")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _unavailable("the selenium package is missing (pip install -e '.[test]')")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-quic", "--window-size=1280,900",
+                f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(driver_path), options=options)
+    drv.set_page_load_timeout(30)
+    yield drv
+    drv.quit()
+
+
+def open_page(drv, path: Path):
+    drv.get(path.resolve().as_uri())
+    drv.get_log("browser")   # nothing from an earlier page counts against this one
+    drv.refresh()
+
+
+def console_errors(drv) -> list[str]:
+    return [e["message"] for e in drv.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+
+
+def shown(drv, scope: str) -> list[str]:
+    """The visible rows of a filterable block, top to bottom, by their first cell's text."""
+    return drv.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0] + ' [data-row]'))"
+        ".filter(r => r.offsetParent !== null).map(r => r.querySelector('td').textContent.trim());", scope)
+
+
+def screenshot(drv, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    drv.save_screenshot(str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{path}: not a PNG"
+    return path
+
+
+def type_filter(drv, scope: str, text: str):
+    from selenium.webdriver.common.by import By
+
+    box = drv.find_element(By.CSS_SELECTOR, f"{scope} input[data-filter-text]")
+    box.clear()
+    box.send_keys(text)
+
+
+def choose(drv, scope: str, key: str, value: str):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    Select(drv.find_element(By.CSS_SELECTOR, f"{scope} select[data-filter-key='{key}']")).select_by_value(value)
+
+
+def click_sort(drv, scope: str, key: str):
+    from selenium.webdriver.common.by import By
+
+    drv.find_element(By.CSS_SELECTOR, f"{scope} button[data-sort='{key}']").click()
+
+
+def test_translation_report_filters_sorts_and_shows_markup_as_text(browser, tmp_path):
+    src = make_tree(tmp_path)
+    page = tmp_path / "translate.html"
+    assert main(["translate", str(src), "--report", str(page), "-q"]) == 0
+    open_page(browser, page)
+    assert console_errors(browser) == []
+    rows = shown(browser, "#files")
+    assert sorted(Path(r).name for r in rows) == sorted(["model.py", "partial.py", EVIL])
+    assert browser.execute_script("return document.images.length") == 0, "the file name became an <img>"
+
+    type_filter(browser, "#files", "onerror")
+    assert [Path(r).name for r in shown(browser, "#files")] == [EVIL], "the markup shows as the file's name"
+    type_filter(browser, "#files", "")
+    choose(browser, "#files", "status", "partial")
+    assert [Path(r).name for r in shown(browser, "#files")] == ["partial.py"]
+    choose(browser, "#files", "status", "")
+    click_sort(browser, "#files", "path")
+    ascending = shown(browser, "#files")
+    click_sort(browser, "#files", "path")
+    assert shown(browser, "#files") == list(reversed(ascending)) != ascending
+    assert "3 of 3 shown" in browser.page_source
+    assert console_errors(browser) == []
+    screenshot(browser, "translation-report")
+
+
+def test_suite_report_expands_failures_filters_and_plots(browser, tmp_path):
+    src = tmp_path / "suite.json"
+    src.write_text(json.dumps(suite_doc(depth_sweep=SWEEP)))
+    page = tmp_path / "suite.html"
+    assert main(["report", str(src), "-o", str(page)]) == 0
+    open_page(browser, page)
+    assert console_errors(browser) == []
+    opened = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#cases details')).map(d => d.open);")
+    assert opened == [True, False, False, False], "failures expanded, the rest collapsed"
+    assert len(shown(browser, "#cases")) == 4
+    choose(browser, "#cases", "status", "failed")
+    assert shown(browser, "#cases") == ["mlp"]
+    choose(browser, "#cases", "status", "")
+    choose(browser, "#cases", "device", "gpu")
+    assert shown(browser, "#cases") == ["conv"]
+    choose(browser, "#cases", "device", "")
+    type_filter(browser, "#cases", "MINDSPORE-recompute")
+    assert shown(browser, "#cases") == ["conv"], "the filter ignores case"
+    size = browser.execute_script("const r = document.querySelector('svg').getBoundingClientRect();"
+                                  "return [r.width, r.height];")
+    assert size[0] > 300 and size[1] > 150, "the plot is drawn"
+    assert console_errors(browser) == []
+    screenshot(browser, "suite-report")
+
+
+def test_mapping_report_filters_by_direction_and_text(browser, tmp_path):
+    page = tmp_path / "mappings.html"
+    assert main(["report", str(ROOT / "docs" / "mappings.json"), "-o", str(page)]) == 0
+    doc = json.loads((ROOT / "docs" / "mappings.json").read_text())
+    open_page(browser, page)
+    assert console_errors(browser) == []
+    assert len(shown(browser, "#entries")) == len(doc["entries"])
+    choose(browser, "#entries", "direction", "mindspore-to-torch")
+    expected = [e["torch"]["api"] for e in doc["entries"] if e["direction"] == "mindspore-to-torch"]
+    assert shown(browser, "#entries") == expected and 0 < len(expected) < len(doc["entries"])
+    choose(browser, "#entries", "direction", "")
+    type_filter(browser, "#entries", "checkpoint_wrapper.checkpoint_wrapper")
+    assert shown(browser, "#entries") == ["torch.distributed.algorithms._checkpoint.checkpoint_wrapper.checkpoint_wrapper"]
+    assert console_errors(browser) == []
+    screenshot(browser, "mapping-report")
+
+
+@pytest.mark.parametrize("page", ["index.html", "en/index.html", "en/checkpoint.html", "zh/checkpoint.html",
+                                  "behaviours.html"])
+def test_docs_pages_open_without_errors(browser, page):
+    open_page(browser, ROOT / "docs" / page)
+    assert console_errors(browser) == []
+    assert browser.execute_script("return document.querySelectorAll('h1').length") == 1
+    if page.endswith("checkpoint.html"):
+        rows = browser.execute_script("return document.querySelectorAll('table')[0].rows.length")
+        assert rows == 11, "the header and one row per parameter"
+    screenshot(browser, "docs-" + page.replace("/", "-").removesuffix(".html"))

@@ -1,0 +1,244 @@
+"""`recompat docs` as a maintainer and a reader see it: the committed docs/ is what mappings/ generates, --check
+names every difference, each entry gets a page in both languages with every parameter of both signatures, new
+entries appear by themselves, text from the mappings is escaped, and every paired example prints the same numbers
+on both sides (and the page shows them).
+
+Everything here is pure text except the examples, which run torch and MindSpore (marked runtime).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from recompat import mappings
+from recompat.cli import main
+from recompat.reports import docs, signatures
+
+ROOT = Path(__file__).resolve().parent.parent
+ENTRIES = mappings.default().entries
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, str]:
+    return {k: v.decode("utf-8") for k, v in docs.build().items()}
+
+
+def _table(md: str, head: str) -> list[list[str]]:
+    """The rows of the Markdown table whose header line is ``head``, split into cells (escaped pipes kept)."""
+    lines = md.splitlines()
+    start = lines.index(head)
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = re.split(r"(?<!\\)\|", line.strip()[1:-1])
+        rows.append([c.strip() for c in cells])
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------ up to date
+
+def test_committed_docs_are_what_the_mappings_generate(capsys):
+    code = main(["docs", "--check"])
+    out = capsys.readouterr()
+    assert code == 0, ("docs/ is out of date with mappings/: run `recompat docs` (after editing an example, "
+                       "`recompat docs --run-examples`) and commit docs/\n" + out.out + out.err)
+
+
+def test_check_names_each_difference_and_docs_puts_them_right(tmp_path, capsys):
+    out = tmp_path / "docs"
+    assert main(["docs", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["docs", "--check", "-o", str(out)]) == 0
+
+    page = out / "en" / "checkpoint.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("Renamed", "Renamed twice"), encoding="utf-8")
+    (out / "zh" / "recompute.html").unlink()
+    stale = out / "en" / "gone.md"
+    stale.write_text(f"<!-- {docs.MARK} from mappings/ (entry gone) -->\n# gone\n", encoding="utf-8")
+    guide = out / "guide.md"
+    guide.write_text("# a hand-written guide\n", encoding="utf-8")
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+
+    assert main(["docs", "--check", "-o", str(out)]) == 1
+    listed = capsys.readouterr()
+    assert f"{page}: differs" in listed.out
+    assert f"{out / 'zh' / 'recompute.html'}: missing" in listed.out
+    assert f"{stale}: generated earlier, but no mapping entry produces it now" in listed.out
+    assert "guide.md" not in listed.out
+    assert "3 files" in listed.err and "out of date" in listed.err
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()} == before, "--check wrote something"
+
+    assert main(["docs", "-o", str(out)]) == 0
+    assert not stale.exists(), "a stale generated page is removed"
+    assert guide.read_text(encoding="utf-8") == "# a hand-written guide\n", "hand-written files are never touched"
+    assert "Renamed twice" not in page.read_text(encoding="utf-8")
+    untouched = out / "en" / "index.md"
+    assert untouched.stat().st_mtime_ns == before[untouched], "a file that is already right is not rewritten"
+    assert main(["docs", "--check", "-o", str(out)]) == 0
+
+
+def test_docs_into_a_file_is_a_usage_error(tmp_path, capsys):
+    target = tmp_path / "docs"
+    target.write_text("not a folder")
+    assert main(["docs", "-o", str(target)]) == 2
+    assert f"{target}: exists and is not a folder" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------- contents
+
+@pytest.mark.parametrize("lang", docs.LANGS)
+def test_every_entry_has_a_page_and_an_index_row_that_links_it(built, lang):
+    index_md, index_html = built[f"{lang}/index.md"], built[f"{lang}/index.html"]
+    for e in ENTRIES:
+        assert f"{lang}/{e.id}.md" in built and f"{lang}/{e.id}.html" in built, e.id
+        assert f"]({e.id}.md)" in index_md, f"{lang}/index.md does not link {e.id}"
+        assert f'href="{e.id}.html"' in index_html, f"{lang}/index.html does not link {e.id}.html"
+    head = docs._TEXT[lang]["index_head"]
+    rows = [r for section in index_md.split("\n## ")[1:] for r in _table(section, head)]
+    assert len(rows) == len(ENTRIES)
+    assert all(r[2].startswith((docs._TEXT[lang]["consistent"], docs._TEXT[lang]["differs"][:3])) for r in rows)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_each_page_lists_every_parameter_of_both_signatures_with_the_decision(built, entry):
+    for lang in docs.LANGS:
+        md = built[f"{lang}/{entry.id}.md"]
+        rows = _table(md, docs._TEXT[lang]["head"])
+        columns = {"torch": {r[2] for r in rows}, "mindspore": {r[3] for r in rows}}
+        for side in ("torch", "mindspore"):
+            sig = getattr(entry, side)["signature"]
+            assert signatures.pretty(getattr(entry, side)["api"], sig).split("(")[0] in md
+            for p in signatures.parse(sig):
+                assert docs.md_inline(f"`{p.name}`") in columns[side], f"{lang}/{entry.id}: {side} {p.name} missing"
+        for p, row in zip(entry.params, rows):
+            assert (row[2], row[3]) == (docs.md_inline(p.torch and f"`{p.torch}`"),
+                                        docs.md_inline(p.mindspore and f"`{p.mindspore}`"))
+            expected = {"rename": "rename", "drop": "drop"}.get(p.action)
+            if expected:
+                decision = docs._TEXT[lang]["decision"][expected]
+                assert row[4].startswith(f"**{decision}"), f"{lang}/{entry.id}: {p.torch}/{p.mindspore}: {row[4]}"
+            if p.code:
+                assert p.code in row[4]
+
+
+def test_checkpoint_page_covers_the_family_and_what_the_harness_found(built):
+    en, zh = built["en/checkpoint.md"], built["zh/checkpoint.md"]
+    for word in ("use_reentrant", "preserve_rng_state", "save_rng_state", "context_fn", "determinism_check", "debug",
+                 "early_stop", "checkpoint_sequential", "mindspore.recompute", "Cell.recompute()",
+                 "Primitive.recompute()", "num_batches_tracked", "(2 - momentum)", "nn.Dropout", "RC150"):
+        assert word in en, word
+        assert word in zh, word
+    assert "Random numbers: dropout masks" in en and "BatchNorm statistics are updated twice" in en
+    assert "随机数:dropout 掩码" in zh and "BatchNorm 统计量被更新两次" in zh
+    assert "](checkpoint_sequential.md)" in en and "](primitive_recompute.md)" in en
+    assert "../behaviours.md" in en and "behaviours.html" in built["en/checkpoint.html"]
+
+
+def test_the_support_code_page_shows_what_the_translation_adds(built):
+    entry = mappings.default().entry("checkpoint_sequential")
+    code = entry.support_code.replace("{ms}", "mindspore").rstrip()
+    assert code in built["en/checkpoint_sequential.md"]
+    assert code in docs.example_for("checkpoint_sequential").mindspore_code, \
+        "the MindSpore example must use the function the translation adds, unchanged"
+
+
+def test_mappings_json_is_the_data_the_pages_show(built):
+    import json
+
+    doc = json.loads(built["mappings.json"])
+    assert doc["kind"] == "recompat-mappings" and doc["versions"] == docs.VERSIONS
+    assert [e["id"] for e in doc["entries"]] == [e.id for e in ENTRIES]
+    first = doc["entries"][0]
+    assert first["pages"] == {"en": f"en/{first['id']}.md", "zh": f"zh/{first['id']}.md"}
+    assert first["example"]["output"] in built[f"en/{first['id']}.md"]
+
+
+def test_html_pages_are_self_contained_and_link_html_twins(built):
+    for path, text in built.items():
+        if not path.endswith(".html"):
+            continue
+        assert "<script" not in text and "<link" not in text and " src=" not in text, path
+        assert "http-equiv=\"Content-Security-Policy\"" in text, path
+        for href in re.findall(r'href="([^"]+)"', text):
+            assert not href.startswith(("http:", "https:")), f"{path}: external link {href}"
+            target = href.split("#")[0]
+            assert not target.endswith(".md"), f"{path}: links the Markdown {href}, not its .html twin"
+            resolved = os.path.normpath(os.path.join(os.path.dirname(path), target))
+            assert resolved in built or (ROOT / "docs" / resolved).is_file(), f"{path}: dead link {href}"
+
+
+def test_md_inline_shows_text_as_written():
+    assert docs.md_inline("m.__call__ and **kwargs <b>x</b> [a](b)") == \
+        r"m.\_\_call\_\_ and \*\*kwargs \<b\>x\</b\> \[a\](b)"
+    assert docs.md_inline("checkpoint_sequential and `use_reentrant=False`") == \
+        "checkpoint_sequential and `use_reentrant=False`"
+
+
+def test_a_new_entry_appears_with_its_text_escaped(tmp_path):
+    folder = tmp_path / "mappings"
+    folder.mkdir()
+    for p in mappings.HERE.glob("*.yaml"):
+        shutil.copy(p, folder / p.name)
+    (folder / "zz_new.yaml").write_text('''\
+entries:
+  - id: zz_new_api
+    source: mindspore
+    rule: checkpoint_call
+    mindspore:
+      api: mindspore.new_recompute
+      signature: "new_recompute(block, *, keep=1)"
+    torch:
+      api: torch.utils.checkpoint.checkpoint
+      signature: "checkpoint(function, *args, use_reentrant=None)"
+    summary:
+      en: "A <script>alert(1)</script> entry | with a pipe and **stars**."
+      zh: "新的 <b>条目</b>。"
+    params:
+      - mindspore: block
+        torch: function
+        action: keep
+        note: {en: "The block.", zh: "块。"}
+      - mindspore: keep
+        torch: null
+        action: drop
+        code: RC112
+        why: "nothing to keep"
+        note: {en: "No counterpart.", zh: "无对应参数。"}
+''', encoding="utf-8")
+    files = {k: v.decode("utf-8") for k, v in docs.build(mappings_folder=folder).items()}
+    for lang in docs.LANGS:
+        md = files[f"{lang}/zz_new_api.md"]
+        assert "](zz_new_api.md)" in files[f"{lang}/index.md"]
+        assert "mappings/examples/zz_new_api/torch_example.py" in md, "a missing example is named, not skipped"
+        rows = _table(md, docs._TEXT[lang]["head"])
+        assert [r[3] for r in rows][:2] == ["`block`", "`keep`"] and "`*args`" in {r[2] for r in rows}
+    html = files["en/zz_new_api.html"]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html
+    assert "**stars**" in html, "Markdown in mapping text shows as written"
+    assert r"\<script\>" in files["en/zz_new_api.md"]
+
+
+# ------------------------------------------------------------------------------------------------- examples
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
+def test_paired_example_prints_the_same_numbers_on_both_sides(built, entry):
+    ex = docs.example_for(entry.id)
+    assert ex is not None, (f"{entry.id}: no paired example — add mappings/examples/{entry.id}/torch_example.py and "
+                            "mindspore_example.py, then run `recompat docs --run-examples`")
+    torch_api, ms_api = entry.torch["api"].rsplit(".", 1)[-1], entry.mindspore["api"].rsplit(".", 1)[-1]
+    assert torch_api in ex.torch_code and ms_api in ex.mindspore_code, "each side uses the entry's API"
+    printed_torch = docs.run_example(ex.torch_path)
+    printed_ms = docs.run_example(ex.mindspore_path)
+    assert re.match(r"loss -?\d+\.\d{4}\ngrad x( -?\d+\.\d{4})+\ngrad norms( \d+\.\d{4})+\n$", printed_torch), \
+        printed_torch
+    assert printed_torch == printed_ms, f"{entry.id}: the two sides differ:\n{printed_torch}\nvs\n{printed_ms}"
+    assert ex.output == printed_torch, (f"{ex.output_path} is not what the examples print: run "
+                                        "`recompat docs --run-examples` and commit")
+    for lang in docs.LANGS:
+        assert printed_torch.rstrip() in built[f"{lang}/{entry.id}.md"]

@@ -1,0 +1,101 @@
+"""Drift: the signatures mappings/ records (and the docs show) are the installed torch's and MindSpore's.
+
+A failure names the entry, the side, the API and each difference (a parameter missing or extra, another kind,
+another default), so that the day torch or MindSpore changes a signature, mappings/ and the docs are updated.
+"""
+from __future__ import annotations
+
+import pytest
+
+from recompat import mappings
+from recompat.reports import docs, signatures
+
+ENTRIES = mappings.default().entries
+SIDES = [(e, side) for e in ENTRIES for side in ("torch", "mindspore")]
+
+
+def _installed_object(entry, side):
+    api = getattr(entry, side)["api"]
+    if entry.support_code and "." not in api:
+        # recompat's own function, added to translated files (checkpoint_sequential -> recompute_sequential)
+        import mindspore
+
+        namespace = {"mindspore": mindspore}
+        exec(entry.support_code.replace("{ms}", "mindspore"), namespace)
+        return namespace[api]
+    return signatures.resolve(api)
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("entry,side", SIDES, ids=[f"{e.id}-{side}" for e, side in SIDES])
+def test_recorded_signature_is_the_installed_one(entry, side):
+    recorded = getattr(entry, side)
+    obj = _installed_object(entry, side)
+    problems = signatures.drift(recorded["signature"], signatures.installed(obj))
+    assert not problems, (f"mappings entry {entry.id}: the {side} signature of {recorded['api']} differs from the "
+                          f"installed {side}: " + "; ".join(problems)
+                          + " — update the entry's signature (and its params), then run `recompat docs`")
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.torch.get("aliases") or e.mindspore.get("aliases")],
+                         ids=lambda e: e.id)
+def test_aliases_are_importable(entry):
+    for side in ("torch", "mindspore"):
+        for alias in getattr(entry, side).get("aliases", ()):
+            assert callable(signatures.resolve(alias)), f"{entry.id}: alias {alias} is not a callable"
+
+
+@pytest.mark.runtime
+def test_the_versions_the_docs_name_are_installed():
+    import mindspore
+    import torch
+
+    assert torch.__version__.split("+")[0] == docs.VERSIONS["torch"], \
+        f"docs name torch {docs.VERSIONS['torch']}, installed is {torch.__version__}"
+    assert mindspore.__version__ == docs.VERSIONS["mindspore"], \
+        f"docs name MindSpore {docs.VERSIONS['mindspore']}, installed is {mindspore.__version__}"
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.id)
+def test_every_parameter_of_the_source_api_has_a_decision(entry):
+    decided = {getattr(p, entry.source) for p in entry.params}
+    source = getattr(entry, entry.source)
+    missing = [n for n in signatures.names(source["signature"]) if n not in decided]
+    assert not missing, f"mappings entry {entry.id}: no param decides what happens to {', '.join(missing)}"
+
+
+def test_drift_names_each_difference():
+    def installed_api(a, b=2, *args, c=None, **kw):
+        pass
+
+    problems = signatures.drift("f(a, b=3, d=1, *args, **kw)", signatures.installed(installed_api))
+    assert "b: recorded default 3, installed default 2" in problems
+    assert "d is recorded but the installed signature has no such parameter" in problems
+    assert "c (default None) is in the installed signature but not recorded" in problems
+    assert signatures.drift("f(a, b=2, *args, c=None, **kw)", signatures.installed(installed_api)) == []
+    assert signatures.drift("f(a, *, b=2, **kw)", signatures.installed(lambda a, b=2, **kw: 0)) == \
+        ["b: recorded as keyword-only, installed as positional or keyword"]
+
+
+def test_defaults_compare_by_meaning():
+    import enum
+
+    class Impl(enum.Enum):
+        NO_REENTRANT = 2
+
+    def noop():
+        pass
+
+    def api(x, impl=Impl.NO_REENTRANT, fn=noop, check=lambda _: True, mode="default", eps=1e-5):
+        pass
+
+    assert signatures.drift("api(x, impl=Impl.NO_REENTRANT, fn=noop, check=lambda _: True, mode='default', "
+                            "eps=0.00001)", signatures.installed(api)) == []
+    assert signatures.drift("api(x, impl=Impl.REENTRANT, fn=other, check=None, mode='none', eps=1e-7)",
+                            signatures.installed(api)) == [
+        "impl: recorded default Impl.REENTRANT, installed default Impl.NO_REENTRANT",
+        "fn: recorded default other, installed default noop",
+        "check: recorded default None, installed default lambda",
+        "mode: recorded default 'none', installed default 'default'",
+        "eps: recorded default 1e-07, installed default 1e-05"]
