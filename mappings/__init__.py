@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).parent
+CORE_RULES = ("api_class", "api_function", "tensor_method", "method_name")   # the core API set's rules
 
 
 class MappingError(Exception):
@@ -32,6 +33,8 @@ class Param:
     when_reentrant: dict | None = None      # the decision when MindSpore's reentrant form is used
     when_non_reentrant: dict | None = None  # ... and when its non-reentrant form is used
     when_dynamic: dict | None = None        # ... and when use_reentrant is decided at run time
+    convert: str | None = None              # core API set: how the value changes on the way (translator/convert.py)
+    fill: bool = True                       # core API set: write a left-out source default when the defaults differ
 
     @property
     def codes(self) -> tuple[tuple[str, str], ...]:
@@ -51,6 +54,8 @@ class Entry:
     params: tuple[Param, ...]
     support_code: str | None = None
     source: str = "torch"             # the framework translated from; params list that side's parameters
+    form: str | None = None           # core API set: how the call's shape changes (list_args, size_shape)
+    proven: bool = False              # its paired example passed (examples/<id>/output.txt): translated only then
 
     @property
     def torch_names(self) -> tuple[str, ...]:
@@ -63,9 +68,18 @@ class Entry:
         side = getattr(self, self.source)
         return (side["api"], *side.get("aliases", ()))
 
-    def param(self, name: str) -> Param | None:
-        """The param for a parameter of the source side (torch's, or MindSpore's for source: mindspore)."""
-        return next((p for p in self.params if getattr(p, self.source) == name), None)
+    def names(self, side: str) -> tuple[str, ...]:
+        """Every qualified name under which `side` ("torch" or "mindspore") exposes this API."""
+        return (getattr(self, side)["api"], *getattr(self, side).get("aliases", ()))
+
+    def translates_from(self, side: str) -> bool:
+        return self.source in (side, "both")
+
+    def param(self, name: str, side: str | None = None) -> Param | None:
+        """The param for a parameter of `side` (default: the source side; source: both entries must name one).
+        The first row naming it wins (MindSpore's Dropout keep_prob and p both pair with torch's p)."""
+        side = side or self.source
+        return next((p for p in self.params if getattr(p, side) == name), None)
 
 
 @dataclass(frozen=True)
@@ -143,12 +157,20 @@ class Mappings:
     @functools.cached_property
     def by_torch_name(self) -> dict[str, Entry]:
         """torch -> MindSpore entries by every name of their torch API."""
-        return {name: e for e in self.entries if e.source == "torch" for name in e.torch_names}
+        return {name: e for e in self.entries if e.source == "torch" and e.rule not in CORE_RULES
+                for name in e.torch_names}
 
     @functools.cached_property
     def by_mindspore_name(self) -> dict[str, Entry]:
         """MindSpore -> torch entries by every name of their MindSpore API."""
-        return {name: e for e in self.entries if e.source == "mindspore" for name in e.source_names}
+        return {name: e for e in self.entries if e.source == "mindspore" and e.rule not in CORE_RULES
+                for name in e.source_names}
+
+    @functools.cached_property
+    def core(self) -> dict[str, dict[str, Entry]]:
+        """The core API set (translate --scope model) by side translated from, then by every name on that side."""
+        return {side: {name: e for e in self.entries if e.rule in CORE_RULES and e.translates_from(side)
+                       for name in e.names(side)} for side in ("torch", "mindspore")}
 
     def entry(self, entry_id: str) -> Entry:
         return next(e for e in self.entries if e.id == entry_id)
@@ -198,7 +220,8 @@ def load(folder: Path = HERE) -> Mappings:
             diagnostics[code] = spec
         for i, raw in enumerate(data.get("entries", [])):
             params = tuple(Param(**p) for p in raw.pop("params"))
-            entries.append(Entry(params=params, **raw))
+            proven = (folder / "examples" / raw["id"] / "output.txt").is_file()
+            entries.append(Entry(params=params, proven=proven, **raw))
             where[id(entries[-1])] = f"{path}: entries/{i}"
         dropout.update(data.get("functional_dropout", ()))
         for i, raw in enumerate(data.get("layers", [])):

@@ -115,6 +115,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
                    help="function: mindspore.recompute(block, ...) at the call site; cell: mark a submodule "
                         "that is only ever called under checkpoint with block.recompute() in __init__ and "
                         "call it plainly (default: %(default)s; --to mindspore only)")
+    p.add_argument("--scope", choices=("checkpoint", "model"), default="checkpoint" if p.prog.endswith("translate")
+                   else "model",
+                   help="checkpoint: rewrite the checkpoint/recompute sites only; model: whole model files, the core "
+                        "nn API set too (Module/Cell, layers, functions, tensor methods; see docs/), with a "
+                        "manual diagnostic for every API outside it (default: %(default)s)")
     p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
                    help="translate in N processes; 0: one per CPU (default: 1)")
     p.add_argument("-q", "--quiet", action="store_true",
@@ -250,7 +255,7 @@ def _run(opts) -> int:
 def _translate(args) -> int:
     from recompat.translator.engine import Options
 
-    opts = Options(paths=args.paths, to=args.to, style=args.style, output=args.output,
+    opts = Options(paths=args.paths, to=args.to, style=args.style, scope=args.scope, output=args.output,
                    in_place=args.in_place, diff=args.diff, check=args.check, json_path=args.json_path,
                    jobs=args.jobs, exclude=args.exclude, quiet=args.quiet)
     if args.report:
@@ -320,6 +325,7 @@ def _demo(args) -> int:
     dest = Path(args.output) if args.output else src.parent / "out" / "demo"
     rel = os.path.relpath(src)
     code = _run(Options(paths=[rel if not rel.startswith("..") else str(src)], to=args.to, style=args.style,
+                        scope=args.scope,
                         output=str(dest), diff=True, json_path=args.json_path, jobs=args.jobs, quiet=args.quiet))
     if code != EXIT_ERROR or dest.is_dir():
         print(f"recompat: the translated project is in {dest}/ — compare: diff -ru {src} {dest}", file=sys.stderr)

@@ -84,6 +84,9 @@ def resolve(api: str):
 def installed(obj) -> tuple[Parameter, ...]:
     """The parameters of an installed callable, as :func:`parse` gives a recorded one (``self`` left out)."""
     sig = inspect.signature(obj)
+    if inspect.isclass(obj) and [p.kind for p in sig.parameters.values()] == [
+            inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD] and "__init__" in vars(obj):
+        sig = inspect.signature(obj.__init__)   # a metaclass's __call__ hides it (MindSpore's Cell)
     out = []
     for p in sig.parameters.values():
         if p.name == "self" and not out:

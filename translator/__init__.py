@@ -12,23 +12,36 @@ from recompat.translator.source import Source
 
 DIRECTIONS = ("mindspore", "torch")
 STYLES = ("function", "cell")
+SCOPES = ("checkpoint", "model")   # checkpoint sites only, or whole model files (the core API set too)
 
 # A file whose bytes lack this word has no site to rewrite: it is passed over unparsed.
 TRIGGERS = {"mindspore": b"checkpoint", "torch": b"recompute"}
+MODEL_TRIGGERS = {"mindspore": b"torch", "torch": b"mindspore"}   # --scope model: the source framework's name
 
-__all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateError", "DIRECTIONS", "STYLES", "TRIGGERS"]
+__all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateError", "DIRECTIONS", "STYLES", "SCOPES",
+           "TRIGGERS", "MODEL_TRIGGERS"]
 
 
 def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function",
-                    holders=()) -> FileResult:
+                    holders=(), scope: str = "checkpoint") -> FileResult:
     """Translate one file's bytes. Pure: no I/O. Raises TranslateError for a file it cannot read.
 
     `holders`: attribute names that other files assign torch's checkpoint to (see FileResult.holders);
-    calls through `<obj>.<name>(...)` here are then checkpoint calls too."""
+    calls through `<obj>.<name>(...)` here are then checkpoint calls too.
+    `scope`: "model" also translates the core API set (translator/models.py), after the checkpoint sites."""
     if to not in DIRECTIONS:
         raise ValueError(f"unknown target {to!r}: choose one of {', '.join(DIRECTIONS)}")
     if style not in STYLES:
         raise ValueError(f"unknown style {style!r}: choose one of {', '.join(STYLES)}")
+    if scope not in SCOPES:
+        raise ValueError(f"unknown scope {scope!r}: choose one of {', '.join(SCOPES)}")
+    result = _checkpoint_sites(data, path, to, style, holders)
+    if scope == "model" and MODEL_TRIGGERS[to] in (result.new_data or data):
+        _whole_model(data, path, to, result)
+    return result
+
+
+def _checkpoint_sites(data: bytes, path: str, to: str, style: str, holders) -> FileResult:
     result = FileResult(path)
     m = _mappings.default()
     if to == "torch":
@@ -57,6 +70,36 @@ def _to_torch(data: bytes, path: str, m, result: FileResult) -> FileResult:
     result.sites = tx.run()
     return _finish(data, src, tree, result,
                    lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten))
+
+
+def _whole_model(data: bytes, path: str, to: str, result: FileResult) -> None:
+    """The core API set, on the checkpoint pass's output; `data` is the original file."""
+    from recompat.translator import edits
+    from recompat.translator.models import ModelTranslator, add_imports, bound_names
+
+    current = result.new_data or data
+    src = Source(current, path)
+    tree = src.parse()
+    tx = ModelTranslator(src, tree, _mappings.default(), to)
+    result.sites += tx.run()
+    if not src.edited:
+        return
+    taken = tx.kept_roots | (bound_names(tree, tx.frm) - {n for n, _, _ in _source_imports(tree, tx.frm)})
+    text, imports = tx.spell(src.result(), taken)
+    src2 = Source(src.encode(text), path)
+    tree2 = _parse_own_output(src2, path)
+    edits.settle_imports(src2, tree2, modules={tx.frm})
+    add_imports(src2, tree2, imports)
+    new = src2.encode(src2.result()) if src2.edited else src2.encode(text)
+    _parse_own_output(Source(new, path), path)
+    result.changed, result.new_data = new != data, (new if new != data else None)
+
+
+def _source_imports(tree: ast.Module, frm: str):
+    from recompat.translator import names
+
+    return [b for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))
+            for b in names.import_bindings(s) if b[1] and (b[1] == frm or b[1].startswith(frm + "."))]
 
 
 def _finish(data: bytes, src: Source, tree: ast.Module, result: FileResult, settle) -> FileResult:

@@ -26,7 +26,7 @@ from typing import IO, Callable, Iterable, Iterator
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
 from recompat.translator import DIRECTIONS as TARGETS
-from recompat.translator import STYLES, TRIGGERS, translate_bytes
+from recompat.translator import MODEL_TRIGGERS, SCOPES, STYLES, TRIGGERS, translate_bytes
 from recompat.translator.model import STATUSES, FileResult, TranslateError
 
 # Directories never walked into (below a given root; a root named explicitly is always walked).
@@ -47,6 +47,7 @@ class Options:
     paths: list[str]
     to: str = "mindspore"
     style: str = "function"
+    scope: str = "checkpoint"      # or "model": whole model files (the core API set too)
     output: str | None = None      # -o DIR: mirror the tree there
     in_place: bool = False
     diff: bool = False             # unified diff to stdout (may go with output, as the demo does)
@@ -190,16 +191,16 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
 # Per file (runs in worker processes when jobs > 1)
 
 
-# What a worker gets for one file: path, bytes, to, style, holders (see _translate_all).
-_Item = tuple[str, bytes, str, str, tuple[str, ...]]
+# What a worker gets for one file: path, bytes, to, (style, scope), holders (see _translate_all).
+_Item = tuple[str, bytes, str, tuple[str, str], tuple[str, ...]]
 
 
 def _translate_one(item: _Item) -> FileResult:
-    path, data, to, style, holders = item
+    path, data, to, (style, scope), holders = item
     try:
         if holders:
-            return translate_bytes(data, path, to=to, style=style, holders=holders)
-        return translate_bytes(data, path, to=to, style=style)
+            return translate_bytes(data, path, to=to, style=style, holders=holders, scope=scope)
+        return translate_bytes(data, path, to=to, style=style, scope=scope)
     except TranslateError as exc:
         return FileResult(path, error=str(exc))
     except RecursionError:
@@ -269,7 +270,7 @@ def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: 
     order of files never matters, so -j N gives what -j 1 gives.
     """
     out.start_bar(sum(lines_of[i[0]] for i in todo))
-    to, style = (todo[0][2], todo[0][3]) if todo else ("", "")
+    to, style = (todo[0][2], todo[0][3]) if todo else ("", ("", ""))
     known: set[str] = set()
     items = todo
     while items:
@@ -388,6 +389,8 @@ def validate(opts: Options) -> None:
         raise UsageError("no PATH given — name the files or folders to translate, e.g. `recompat translate src/`")
     if opts.to not in TARGETS:
         raise UsageError(f"--to {opts.to!r}: choose one of {', '.join(TARGETS)}")
+    if opts.scope not in SCOPES:
+        raise UsageError(f"--scope {opts.scope!r}: choose one of {', '.join(SCOPES)}")
     if opts.style not in STYLES:
         raise UsageError(f"--style {opts.style!r}: choose one of {', '.join(STYLES)}")
     if opts.to == "torch" and opts.style != "function":
@@ -478,7 +481,7 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
         out.line(_fmt_error(r.path, r.error or ""))
 
     # Read every file once; the ones without the trigger word are done right here.
-    trigger = TRIGGERS[opts.to]
+    trigger = (MODEL_TRIGGERS if opts.scope == "model" else TRIGGERS)[opts.to]
     results: dict[str, FileResult] = {}
     originals: dict[str, bytes] = {}
     todo: list[_Item] = []
@@ -495,7 +498,7 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
         summary.lines += n_lines
         if trigger in data:
             originals[e.display] = data
-            todo.append((e.display, data, opts.to, opts.style, ()))
+            todo.append((e.display, data, opts.to, (opts.style, opts.scope), ()))
         else:
             results[e.display] = FileResult(e.display)
             others.append(e)

@@ -1,0 +1,163 @@
+"""Value changes of the core API set (a param's `convert` in mappings/), either way.
+
+A converter gets the source side's values of every param row that names it (argument text as written, or the
+source default), keyed by source name, with `names` (source name -> target name), and returns the target side's
+arguments and a note (a guess the output rests on, reported as partial) or None. Text in, text out: nothing here imports a framework.
+"""
+from __future__ import annotations
+
+import ast
+
+
+class Unconvertible(Exception):
+    """A value with no counterpart on the target side; the message says why (shown in RC309)."""
+
+
+def same(a: str | None, b: str | None) -> bool:
+    """Two Python expressions that mean the same constant (1e-05 == 0.00001, 'x' == "x")."""
+    if a is None or b is None:
+        return a is b
+    try:
+        return ast.dump(ast.parse(a.strip(), mode="eval")) == ast.dump(ast.parse(b.strip(), mode="eval"))
+    except SyntaxError:
+        return a.strip() == b.strip()
+
+
+def _literal(text: str | None):
+    try:
+        return ast.literal_eval(text.strip()) if text is not None else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+
+
+_NOT_LITERAL = object()
+
+
+def _simple(text: str) -> bool:
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, (ast.Name, ast.Attribute, ast.Constant, ast.Call, ast.Subscript))
+
+
+def _number(x: float) -> str:
+    return repr(round(x, 12))
+
+
+def one_minus(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """BatchNorm momentum (torch: weight of the new value; MindSpore: of the old), Dropout p <-> keep_prob."""
+    (source, text), = values.items()
+    target = names[source]
+    v = _literal(text)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return {target: _number(1 - v)}, None
+    if v is None:
+        raise Unconvertible(f"{text.strip()} has no 1 - m counterpart (torch's cumulative moving average)")
+    return {target: f"1 - {text.strip()}" if _simple(text) else f"1 - ({text.strip()})"}, None
+
+
+def gelu_approximate(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    (source, text), = values.items()
+    target = names[source]
+    v = _literal(text)
+    table = {"none": False, "tanh": True} if to == "mindspore" else {False: "none", True: "tanh"}
+    if v not in table:
+        raise Unconvertible(f"approximate={text.strip()} is decided at run time or has no counterpart")
+    return {target: repr(table[v])}, None
+
+
+def shape_tuple(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """torch's LayerNorm takes an int or a shape; MindSpore's a tuple, normalising over its last len() axes
+    (begin_norm_axis / begin_params_axis, default -1)."""
+    shape_name = "normalized_shape"
+    text = next(t for k, t in values.items() if k == shape_name)
+    v = _literal(text)
+    if to == "mindspore":
+        if isinstance(v, int):
+            return {shape_name: f"({text.strip()},)"}, None
+        if isinstance(v, (tuple, list)):
+            out = {shape_name: text.strip()}
+            if len(v) != 1:
+                out.update(begin_norm_axis=str(-len(v)), begin_params_axis=str(-len(v)))
+            return out, None
+        return {shape_name: f"({text.strip()},)"}, f"{text.strip()} is taken for an int (a shape needs begin_norm_axis)"
+    axes = {k: _literal(t) for k, t in values.items() if k in ("begin_norm_axis", "begin_params_axis")}
+    n = len(v) if isinstance(v, (tuple, list)) else None
+    for k, a in axes.items():
+        if a is not None and a != -(n or 1):
+            raise Unconvertible(f"{k}={a}: torch's LayerNorm normalises over exactly the shape's last axes")
+    if isinstance(v, (tuple, list)) and len(v) == 1:
+        return {shape_name: repr(v[0]) if isinstance(v[0], int) else text.strip()[1:-1].rstrip(", ")}, None
+    return {shape_name: text.strip()}, None
+
+
+def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """torch: padding (int, pair, 'same', 'valid') + padding_mode; MindSpore: pad_mode + padding (int or
+    (top, bottom, left, right))."""
+    if to == "mindspore":
+        mode = _literal(values.get("padding_mode", "'zeros'"))
+        if mode != "zeros":
+            raise Unconvertible(f"padding_mode={values['padding_mode'].strip()}: MindSpore's Conv2d pads with zeros only")
+        text = values.get("padding", "0")
+        v = _literal(text)
+        if v in ("same", "valid"):
+            return {"pad_mode": repr(v), "padding": "0"}, None
+        if v == 0 or v == (0, 0):
+            return {"pad_mode": "'valid'", "padding": "0"}, None
+        if isinstance(v, int):
+            return {"pad_mode": "'pad'", "padding": text.strip()}, None
+        if isinstance(v, (tuple, list)) and len(v) == 2:
+            return {"pad_mode": "'pad'", "padding": repr((v[0], v[0], v[1], v[1]))}, None
+        if v is _NOT_LITERAL:
+            return {"pad_mode": "'pad'", "padding": text.strip()}, f"padding={text.strip()} is taken for an int"
+        raise Unconvertible(f"padding={text.strip()} has no MindSpore form")
+    mode = _literal(values.get("pad_mode", "'same'"))
+    text = values.get("padding", "0")
+    v = _literal(text)
+    if mode == "same":
+        return {"padding": "'same'"}, "torch's padding='same' needs stride 1"
+    if mode == "valid":
+        return {"padding": "0"}, None
+    if mode == "pad":
+        if isinstance(v, int):
+            return {"padding": text.strip()}, None
+        if isinstance(v, (tuple, list)) and len(v) == 4 and v[0] == v[1] and v[2] == v[3]:
+            return {"padding": repr((v[0], v[2]))}, None
+        if v is _NOT_LITERAL:
+            return {"padding": text.strip()}, f"padding={text.strip()} is taken for an int"
+        raise Unconvertible(f"padding={text.strip()}: torch pads both sides of an axis alike")
+    raise Unconvertible(f"pad_mode={values.get('pad_mode', '').strip()} is decided at run time or unknown")
+
+
+def pool_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """Pools: torch's stride defaults to kernel_size (None), MindSpore's to 1; torch pads by `padding`,
+    MindSpore by pad_mode + padding."""
+    out = {}
+    if to == "mindspore":
+        if "stride" in values:
+            stride = values["stride"]
+            out["stride"] = values.get("kernel_size", "1").strip() if _literal(stride) is None else stride.strip()
+        if "padding" in values:
+            v = _literal(values["padding"])
+            if v == 0 or v == (0, 0):
+                out.update(pad_mode="'valid'", padding="0")
+            elif isinstance(v, (int, tuple, list)) or v is _NOT_LITERAL:
+                out.update(pad_mode="'pad'", padding=values["padding"].strip())
+            else:
+                raise Unconvertible(f"padding={values['padding'].strip()} has no MindSpore form")
+        return out, None
+    if "stride" in values:
+        out["stride"] = values["stride"].strip()
+    mode = _literal(values.get("pad_mode", "'valid'"))
+    if mode == "valid":
+        if "padding" in values or "pad_mode" in values:
+            out["padding"] = "0"
+    elif mode == "pad":
+        out["padding"] = values.get("padding", "0").strip()
+    else:
+        raise Unconvertible(f"pad_mode={values.get('pad_mode', '').strip()}: torch's pools have no 'same' padding")
+    return out, None
+
+
+CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, conv_padding, pool_padding)}

@@ -1,0 +1,521 @@
+"""Whole model files (translate --scope model): the core API set of mappings/ (rules api_class, api_function,
+tensor_method, method_name), either way, one mechanism driven by the entries.
+
+Runs after the checkpoint pass, on its output. Every use of the source framework is a site: converted,
+partial, or manual (left as it is, the file still valid Python). Target names are written as placeholders
+while walking and spelled at the end (`nn.Dense`, or `mindspore.nn.Dense` where `nn` stays taken by source
+code left as it is), then imports are settled: source imports nothing uses go, the target's are added.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass, field
+
+from recompat.mappings import Entry, Mappings
+from recompat.translator import convert, edits, names
+from recompat.translator.model import Diagnostic, Site
+from recompat.translator.source import Source
+
+OTHER = {"mindspore": "torch", "torch": "mindspore"}
+
+# How target names are spelled: (qualified prefix, short name, the import that binds it), longest first.
+SPELLINGS = {
+    "mindspore": (("mindspore.nn.", "nn", "from mindspore import nn"),
+                  ("mindspore.ops.", "ops", "from mindspore import ops"),
+                  ("mindspore.", "mindspore", "import mindspore")),
+    "torch": (("torch.nn.functional.", "F", "import torch.nn.functional as F"),
+              ("torch.nn.", "nn", "from torch import nn"),
+              ("torch.", "torch", "import torch")),
+}
+_PLACEHOLDER = re.compile(r"\x00([A-Za-z_][\w.]*)\x00")
+_LITERAL_RECEIVERS = (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp)
+
+
+def target(qual: str) -> str:
+    """A target name, spelled later (see ModelTranslator.spell)."""
+    return f"\x00{qual}\x00"
+
+
+@functools.lru_cache(maxsize=None)
+def signature(text: str) -> tuple[list[str], str | None, list[str], str | None] | None:
+    """(positional names, *name, keyword-only names, **name) of a recorded signature; None when unparsable."""
+    try:
+        fn = ast.parse(f"def f{text[text.index('('):]}: pass").body[0]
+    except (ValueError, SyntaxError):
+        try:   # `-> Tensor` and similar return annotations are not needed
+            fn = ast.parse(f"def f{text[text.index('('):text.rindex(')') + 1]}: pass").body[0]
+        except (ValueError, SyntaxError):
+            return None
+    a = fn.args
+    positional = [x.arg for x in a.posonlyargs + a.args if x.arg != "self"]
+    return (positional, a.vararg.arg if a.vararg else None, [x.arg for x in a.kwonlyargs],
+            a.kwarg.arg if a.kwarg else None)
+
+
+@dataclass
+class _Arg:
+    name: str            # the source parameter it binds
+    node: ast.AST        # the argument node (an expression, or an ast.keyword)
+    index: int | None    # position among the positional arguments; None for a keyword
+
+    @property
+    def value(self) -> ast.AST:
+        return self.node.value if isinstance(self.node, ast.keyword) else self.node
+
+
+class _Manual(Exception):
+    def __init__(self, code: str, **fields):
+        super().__init__(code)
+        self.code, self.fields = code, fields
+
+
+class ModelTranslator(names.ScopedWalker):
+    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, to: str):
+        super().__init__()
+        self.src, self.tree, self.m, self.to = src, tree, mappings, to
+        self.frm = OTHER[to]
+        self.table = mappings.core[self.frm]
+        self.methods = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
+                        if e.rule == "tensor_method"}
+        self.hooks = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
+                      if e.rule == "method_name"}
+        # the checkpoint family is the checkpoint pass's: its sites are counted there
+        self.skip = {n for e in mappings.entries if e.rule not in _CORE for n in e.names(self.frm)}
+        self.sites: list[Site] = []
+        self.kept_roots: set[str] = set()      # source-framework names still used by code left as it is
+        self.targets: set[str] = set()         # qualified target names written
+        self.model_classes: set[str] = set()
+        self._seen: set[int] = set()
+
+    # -- walking -----------------------------------------------------------------------------------
+
+    def run(self) -> list[Site]:
+        self.visit(self.tree)
+        return self.sites
+
+    def qualname(self, node: ast.AST) -> tuple[str | None, str | None]:
+        """(qualified name, root binding) of a dotted reference to an import."""
+        chain = names.attribute_chain(node)
+        if not chain or self.scope is None:
+            return None, None
+        q = self.scope.qualname(chain[0])
+        return (".".join([q, *chain[1:]]) if q else None), chain[0]
+
+    def ours(self, qual: str | None) -> bool:
+        return qual is not None and (qual == self.frm or qual.startswith(self.frm + "."))
+
+    def visit_ClassDef(self, node):
+        is_model = any(self._model_base(b) for b in node.bases)
+        if is_model:
+            self.model_classes.add(node.name)
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in self.hooks:
+                    self._rename_def(node, stmt, self.hooks[stmt.name])
+        for base in [*node.bases, *(k.value for k in node.keywords)]:
+            self.visit(base)
+        outer = getattr(self, "_in_model", False)
+        self._in_model = is_model
+        super().visit_ClassDef(node)
+        self._in_model = outer
+
+    def _function(self, node, attrs):
+        a = node.args
+        for arg in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]:
+            if arg is not None and arg.annotation is not None:
+                self.visit(arg.annotation)
+        for default in [*a.defaults, *(d for d in a.kw_defaults if d is not None)]:
+            self.visit(default)
+        if node.returns is not None:
+            self.visit(node.returns)
+        super()._function(node, attrs)
+
+    def _model_base(self, base: ast.AST) -> bool:
+        if isinstance(base, ast.Name) and base.id in self.model_classes:
+            return True
+        qual, _ = self.qualname(base)
+        entry = self.table.get(qual) if qual else None
+        return entry is not None and entry.rule == "api_class" and ".nn." in qual + "."
+
+    def _rename_def(self, cls: ast.ClassDef, fn: ast.FunctionDef, entry: Entry) -> None:
+        new = entry.names(self.to)[0].rsplit(".", 1)[1]
+        site = self._site(fn, entry.names(self.frm)[0])
+        if not entry.proven:
+            return self._diag(site, "RC302", api=site.api, id=entry.id)
+        start = self.src.start(fn)
+        m = re.compile(r"def\s+").match(self.src.text, start)
+        at = (m.end() if m else self.src.text.index(fn.name, start))
+        self.src.replace(at, at + len(fn.name), new)
+        self._diag(site, "RC308", old=fn.name, new=new, cls=cls.name)
+
+    def visit_Call(self, node: ast.Call):
+        func = node.func
+        qual, root = self.qualname(func)
+        if self.ours(qual):
+            self._seen.add(id(func))      # a call, not a reference
+        else:
+            self.visit(func)
+        for child in [*node.args, *(k.value for k in node.keywords)]:
+            self.visit(child)             # inner calls first: the outer call renders their edits
+        if self.ours(qual):
+            entry = self.table.get(qual)
+            if entry is None or entry.rule not in ("api_class", "api_function"):
+                return self._unknown(func, qual, root)
+            return self._call(node, entry, qual, root)
+        if isinstance(func, ast.Attribute) and qual is None:
+            if func.attr in self.hooks and self._self_or_super(func.value):
+                return self._rename_attr(func, self.hooks[func.attr])
+            entry = self.methods.get(func.attr)
+            if entry is not None and self._tensor_receiver(func.value):
+                return self._call(node, entry, entry.names(self.frm)[0], None, method=True)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
+            return
+        qual, root = self.qualname(node)
+        if self.ours(qual):
+            self._seen.add(id(node))
+            self._reference(node, qual, root)
+            return
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name):
+        if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
+            return
+        qual, root = self.qualname(node)
+        if self.ours(qual) and qual != self.frm:    # the bare module name is not an API use
+            self._reference(node, qual, root)
+
+    # -- one use -----------------------------------------------------------------------------------
+
+    def _site(self, node: ast.AST, api: str) -> Site:
+        site = Site(self.src.path, node.lineno, self.src.column(node), api)
+        self.sites.append(site)
+        return site
+
+    def _diag(self, site: Site, code: str, **fields) -> None:
+        spec = self.m.diagnostics[code]
+        site.diagnostics.append(Diagnostic(code, spec["status"], site.path, site.line, site.col,
+                                           spec["message"].format(**fields)))
+
+    def _unknown(self, node: ast.AST, qual: str, root: str | None) -> None:
+        if qual in self.skip or any(qual.startswith(s + ".") for s in self.skip):
+            return
+        self._diag(self._site(node, qual), "RC301", api=qual)
+        if root:
+            self.kept_roots.add(root)
+
+    def _reference(self, node: ast.AST, qual: str, root: str | None) -> None:
+        """A source API named but not called here: a base class, an annotation, a class passed as a value."""
+        entry = self.table.get(qual)
+        if entry is None or entry.rule != "api_class":
+            return self._unknown(node, qual, root)
+        site = self._site(node, qual)
+        if not entry.proven:
+            self.kept_roots.add(root)
+            return self._diag(site, "RC302", api=qual, id=entry.id)
+        dst = entry.names(self.to)[0]
+        self.src.replace_node(node, target(dst))
+        self.targets.add(dst)
+        differing = [getattr(p, self.to) or getattr(p, self.frm) for p in entry.params
+                     if p.fill and getattr(p, self.frm) and getattr(p, self.to)
+                     and getattr(p, f"{self.frm}_default") is not None and getattr(p, f"{self.to}_default") is not None
+                     and not convert.same(getattr(p, f"{self.frm}_default"), getattr(p, f"{self.to}_default"))
+                     and not p.convert]
+        if differing and not self._base_or_annotation(node):
+            self._diag(site, "RC305", api=qual, target=dst, params=", ".join(differing))
+        else:
+            self._diag(site, "RC300", source=qual, target=dst)
+
+    def _base_or_annotation(self, node: ast.AST) -> bool:
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.ClassDef) and any(b is node for b in n.bases):
+                return True
+            if isinstance(n, ast.arg) and n.annotation is not None and any(x is node for x in ast.walk(n.annotation)):
+                return True
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None and any(
+                    x is node for x in ast.walk(n.returns)):
+                return True
+            if isinstance(n, ast.AnnAssign) and any(x is node for x in ast.walk(n.annotation)):
+                return True
+        return False
+
+    def _self_or_super(self, node: ast.AST) -> bool:
+        if not getattr(self, "_in_model", False):
+            return False
+        return (isinstance(node, ast.Name) and node.id == "self") or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super")
+
+    def _rename_attr(self, attr: ast.Attribute, entry: Entry) -> None:
+        new = entry.names(self.to)[0].rsplit(".", 1)[1]
+        end = self.src.end(attr)
+        self.src.replace(end - len(attr.attr), end, new)
+        self._diag(self._site(attr, entry.names(self.frm)[0]), "RC300", source=f".{attr.attr}", target=f".{new}")
+
+    def _tensor_receiver(self, node: ast.AST) -> bool:
+        """`x.view(...)`: taken for a tensor unless it is plainly something else (a module, self, a Cell
+        attribute, a literal)."""
+        if self.func is None or isinstance(node, _LITERAL_RECEIVERS):
+            return False
+        if isinstance(node, ast.Name):
+            return node.id not in ("self", "cls") and self.scope.qualname(node.id) is None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return self.scope.class_attrs.get(node.attr, names.UNKNOWN) == names.UNKNOWN
+        return True
+
+    # -- calls -------------------------------------------------------------------------------------
+
+    def _call(self, call: ast.Call, entry: Entry, qual: str, root: str | None, method: bool = False) -> None:
+        site = self._site(call, qual)
+        try:
+            if not entry.proven:
+                raise _Manual("RC302", api=qual, id=entry.id)
+            if entry.form == "size_shape" and self.to == "mindspore":
+                return self._size_to_shape(call, site, qual)
+            plan = self._plan(call, entry, qual)
+        except _Manual as m:
+            if root:
+                self.kept_roots.add(root)
+            fields = {"api": qual, **m.fields}
+            return self._diag(site, m.code, **fields)
+        self._apply(call, entry, plan, method)
+        for code, fields in plan.notes:
+            self._diag(site, code, **fields)
+        if not any(d.status != "converted" for d in site.diagnostics):
+            self._diag(site, "RC300", source=qual, target=entry.names(self.to)[0])
+
+    def _bind(self, call: ast.Call, entry: Entry, qual: str) -> tuple[list[_Arg], list[tuple[str, dict]]]:
+        sig = signature(getattr(entry, self.frm)["signature"])
+        if sig is None:
+            raise _Manual("RC303", what="its recorded signature cannot be read")
+        positional, vararg, kwonly, kwarg = sig
+        bound, notes = [], []
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                if vararg is None or i < len(positional):
+                    raise _Manual("RC303", what=f"*{self.src.segment(a.value)} spreads arguments over named parameters")
+                bound.append(_Arg(f"*{vararg}", a, i))
+            elif i < len(positional):
+                bound.append(_Arg(positional[i], a, i))
+            elif vararg is not None:
+                bound.append(_Arg(f"*{vararg}", a, i))
+            else:
+                raise _Manual("RC303", what=f"more positional arguments than {qual} takes")
+        for k in call.keywords:
+            if k.arg is None:
+                notes.append(("RC304", {"api": qual, "what": f"**{self.src.segment(k.value)}",
+                                        "target": entry.names(self.to)[0]}))
+                continue
+            if k.arg not in positional and k.arg not in kwonly and kwarg is None:
+                raise _Manual("RC303", what=f"{k.arg}= is not a parameter of it")
+            bound.append(_Arg(k.arg if (k.arg in positional or k.arg in kwonly) else f"**{kwarg}", k, None))
+        return bound, notes
+
+    def _plan(self, call: ast.Call, entry: Entry, qual: str) -> "_Plan":
+        bound, notes = self._bind(call, entry, qual)
+        frm, to = self.frm, self.to
+        plan = _Plan(notes=notes)
+        given = {a.name: a for a in bound}
+        groups: dict[str, list] = {}
+        for p in entry.params:
+            if p.convert and (getattr(p, frm) or getattr(p, to)):
+                groups.setdefault(p.convert, []).append(p)
+        handled: set[str] = set()
+        for conv, rows in groups.items():
+            sources = {getattr(p, frm) for p in rows if getattr(p, frm)}
+            if not any(s in given for s in sources) and not all(p.fill for p in rows):
+                continue
+            values, names_ = {}, {}
+            for p in rows:
+                s = getattr(p, frm)
+                if not s or s in values:
+                    continue
+                text = self.src.render_node(given[s].value) if s in given else getattr(p, f"{frm}_default")
+                if text is not None:
+                    values[s], names_[s] = text, getattr(p, to)
+            try:
+                out, note = convert.CONVERTERS[conv](to, values, names_)
+            except convert.Unconvertible as exc:
+                raise _Manual("RC309", param=", ".join(sorted(sources & set(given)) or sources), value="",
+                              why=str(exc)) from None
+            if note:
+                plan.notes.append(("RC304", {"api": qual, "what": note, "target": entry.names(to)[0]}))
+            defaults = {getattr(p, to): getattr(p, f"{to}_default") for p in rows if getattr(p, to)}
+            explicit = {getattr(entry.param(s, frm), to) for s in sources if s in given}
+            for name, text in out.items():
+                if name in explicit or not convert.same(text, defaults.get(name)):
+                    plan.values[name] = text
+            for s in sources:
+                if s in given:
+                    plan.drop.append(given[s])
+                handled.add(s)
+        for a in bound:
+            if a.name in handled:
+                continue
+            p = entry.param(a.name, frm)
+            if p is None:
+                raise _Manual("RC303", what=f"{a.name} has no decision in mappings/")
+            dst = getattr(p, to)
+            if p.action == "drop" or dst is None:
+                text = self.src.segment(a.value)
+                if p.code == "RC309" or self.m.diagnostics.get(p.code or "", {}).get("status") == "manual":
+                    if not convert.same(text, getattr(p, f"{frm}_default")):
+                        raise _Manual("RC309", param=a.name, value=text, why=p.why or "no counterpart")
+                else:
+                    plan.notes.append(("RC306", {"api": qual, "param": a.name, "why": p.why or "no counterpart"}))
+                plan.drop.append(a)
+                continue
+            text = self.src.render_node(a.value)
+            if p.values:
+                text = next((v for k, v in p.values.items() if convert.same(k, text)), None) if to == "mindspore" \
+                    else next((k for k, v in p.values.items() if convert.same(v, text)), None)
+                if text is None:
+                    raise _Manual("RC309", param=a.name, value=self.src.segment(a.value), why="a value with no counterpart")
+            plan.args.append((a, dst.lstrip("*"), text, dst.startswith("*")))
+        for p in entry.params:   # left out, and the two defaults differ: write the source default out
+            s, d = getattr(p, frm), getattr(p, to)
+            if p.convert or not p.fill or not s or not d or s in given or d in plan.values:
+                continue
+            sd, td = getattr(p, f"{frm}_default"), getattr(p, f"{to}_default")
+            if sd is not None and td is not None and not convert.same(sd, td):
+                plan.values[d] = sd
+                plan.notes.append(("RC307", {"api": qual, "param": s, "value": sd, "target": entry.names(to)[0]}))
+        return plan
+
+    def _apply(self, call: ast.Call, entry: Entry, plan: "_Plan", method: bool) -> None:
+        src, to = self.src, self.to
+        dst = entry.names(to)[0]
+        if method:
+            new_name = dst.rsplit(".", 1)[1]
+            end = src.end(call.func)
+            if new_name != call.func.attr:
+                src.replace(end - len(call.func.attr), end, new_name)
+        else:
+            src.replace_node(call.func, target(dst))
+            self.targets.add(dst)
+        dst_sig = signature(getattr(entry, to)["signature"]) or ([], None, [], None)
+        dst_positional = dst_sig[0]
+        dropped = [a.index for a in plan.drop if a.index is not None]
+        in_place = True
+        kept = []
+        for a, name, text, star in plan.args:
+            if dropped and a.index is not None and a.index > min(dropped):
+                in_place = False
+            if a.index is not None and in_place and (star or (a.index < len(dst_positional)
+                                                             and dst_positional[a.index] == name)):
+                src.replace_node(a.value, text)
+            elif a.index is not None:
+                in_place = False
+                src.replace_node(a.node, f"{name}={text}")
+            else:
+                kw = a.node
+                if name != kw.arg:
+                    start = src.start(kw)
+                    src.replace(start, start + len(kw.arg), name)
+                src.replace_node(kw.value, text)
+            kept.append(a.node)
+        if plan.drop:
+            edits.remove_arguments(src, call, [a.node for a in plan.drop])
+        extra = ", ".join(f"{k}={v}" for k, v in plan.values.items())
+        if extra:
+            last = max(kept, key=src.end, default=None) if kept else None
+            if last is not None:
+                src.insert(src.end(last), ", " + extra)
+            else:
+                src.insert(src.end(call) - 1, extra)
+        if entry.form == "list_args":
+            self._list_args(call, plan)
+
+    def _list_args(self, call: ast.Call, plan: "_Plan") -> None:
+        """Sequential(a, b) <-> SequentialCell([a, b])."""
+        src = self.src
+        args = call.args
+        if not args or (len(args) == 1 and isinstance(args[0], ast.Call)
+                        and names.attribute_chain(args[0].func) and names.attribute_chain(args[0].func)[-1] == "OrderedDict"):
+            return
+        if self.to == "mindspore":
+            src.insert(src.start(args[0]), "[")
+            src.insert(src.end(args[-1]), "]")
+        elif len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)) and src.segment(args[0])[:1] in "[(":
+            lst = args[0]
+            src.replace(src.start(lst), src.start(lst) + 1, "")
+            src.replace(src.end(lst) - 1, src.end(lst), "")
+        elif len(args) == 1 and not isinstance(args[0], ast.Starred):
+            src.insert(src.start(args[0]), "*")
+
+    def _size_to_shape(self, call: ast.Call, site: Site, qual: str) -> None:
+        """t.size() -> t.shape, t.size(d) -> t.shape[d] (MindSpore's t.size is the element count)."""
+        dims = [*call.args, *(k.value for k in call.keywords if k.arg == "dim")]
+        if len(dims) > 1 or len(call.keywords) > len(dims) - len(call.args):
+            raise _Manual("RC303", what="arguments other than one dim")
+        receiver = self.src.render_node(call.func.value)
+        dim = f"[{self.src.render_node(dims[0])}]" if dims else ""
+        self.src.replace_node(call, f"{receiver}.shape{dim}")
+        self._diag(site, "RC300", source=f"{qual}()", target=f".shape{dim and '[...]'}")
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def spell(self, text: str, taken: set[str]) -> tuple[str, set[str]]:
+        """Placeholders -> names (`nn.Dense`; `mindspore.nn.Dense` where `nn` is taken); the imports they need."""
+        imports: set[str] = set()
+        root = self.to
+
+        def name(m):
+            qual = m.group(1)
+            for prefix, short, stmt in SPELLINGS[self.to]:
+                if qual.startswith(prefix) and (short == root or short not in taken):
+                    imports.add(stmt)
+                    return qual if short == root else short + "." + qual[len(prefix):]
+            imports.add(f"import {root}")
+            return qual
+
+        return _PLACEHOLDER.sub(name, text), imports
+
+
+_CORE = ("api_class", "api_function", "tensor_method", "method_name")
+
+
+@dataclass
+class _Plan:
+    notes: list                                  # (code, fields) for the site
+    args: list = field(default_factory=list)     # (arg, target name, value text, is *varargs)
+    drop: list = field(default_factory=list)     # source arguments removed
+    values: dict = field(default_factory=dict)   # target keyword -> text, appended
+
+
+def bound_names(tree: ast.Module, frm: str) -> set[str]:
+    """Names the file binds to anything but the source framework's modules (those imports may go)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name, qual, alias in names.import_bindings(node):
+                full = alias.name if isinstance(node, ast.Import) else qual
+                if not (full and (full == frm or full.startswith(frm + "."))):
+                    out.add(name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+    return out
+
+
+def add_imports(src: Source, tree: ast.Module, statements: set[str]) -> None:
+    """Add the import lines the spelled names need, where the file's imports end; merge `from m import a`."""
+    have = {(name, qual) for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
+            for name, qual, alias in names.import_bindings(s)}
+    froms: dict[str, list[str]] = {}
+    lines = []
+    for stmt in sorted(statements):
+        node = ast.parse(stmt).body[0]
+        if all((n, q) in have for n, q, _ in names.import_bindings(node)):
+            continue
+        if isinstance(node, ast.ImportFrom) and not node.names[0].asname:
+            froms.setdefault(node.module, []).append(node.names[0].name)
+        else:
+            lines.append(stmt)
+    lines += [f"from {m} import {', '.join(sorted(ns))}" for m, ns in sorted(froms.items())]
+    if lines:
+        src.insert(edits.after_imports(src, tree), "\n".join(lines) + "\n")
