@@ -74,8 +74,7 @@ def _to_torch(data: bytes, path: str, m, result: FileResult) -> FileResult:
 
 def _whole_model(data: bytes, path: str, to: str, result: FileResult) -> None:
     """The core API set, on the checkpoint pass's output; `data` is the original file."""
-    from recompat.translator import edits
-    from recompat.translator.models import ModelTranslator, add_imports, bound_names
+    from recompat.translator.models import ModelTranslator, add_imports, bound_names, drop_source_imports
 
     current = result.new_data or data
     src = Source(current, path)
@@ -88,7 +87,7 @@ def _whole_model(data: bytes, path: str, to: str, result: FileResult) -> None:
     text, imports = tx.spell(src.result(), taken)
     src2 = Source(src.encode(text), path)
     tree2 = _parse_own_output(src2, path)
-    edits.settle_imports(src2, tree2, modules={tx.frm})
+    drop_source_imports(src2, tree2, tx.frm, tx.kept_roots)
     add_imports(src2, tree2, imports)
     new = src2.encode(src2.result()) if src2.edited else src2.encode(text)
     _parse_own_output(Source(new, path), path)

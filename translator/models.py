@@ -184,7 +184,9 @@ class ModelTranslator(names.ScopedWalker):
         if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
             return
         qual, root = self.qualname(node)
-        if self.ours(qual) and qual != self.frm:    # the bare module name is not an API use
+        if qual == self.frm:        # the bare module (`getattr(torch, name)`): not an API use, but it stays
+            self.kept_roots.add(root)
+        elif self.ours(qual):
             self._reference(node, qual, root)
 
     # -- one use -----------------------------------------------------------------------------------
@@ -200,11 +202,11 @@ class ModelTranslator(names.ScopedWalker):
                                            spec["message"].format(**fields)))
 
     def _unknown(self, node: ast.AST, qual: str, root: str | None) -> None:
+        if root:
+            self.kept_roots.add(root)
         if qual in self.skip or any(qual.startswith(s + ".") for s in self.skip):
             return
         self._diag(self._site(node, qual), "RC301", api=qual)
-        if root:
-            self.kept_roots.add(root)
 
     def _reference(self, node: ast.AST, qual: str, root: str | None) -> None:
         """A source API named but not called here: a base class, an annotation, a class passed as a value."""
@@ -342,14 +344,16 @@ class ModelTranslator(names.ScopedWalker):
             if note:
                 plan.notes.append(("RC304", {"api": qual, "what": note, "target": entry.names(to)[0]}))
             defaults = {getattr(p, to): getattr(p, f"{to}_default") for p in rows if getattr(p, to)}
-            explicit = {getattr(entry.param(s, frm), to) for s in sources if s in given}
-            for name, text in out.items():
-                if name in explicit or not convert.same(text, defaults.get(name)):
-                    plan.values[name] = text
-            for s in sources:
-                if s in given:
+            for s in sorted(sources & set(given), key=lambda s: bound.index(given[s])):
+                name = getattr(entry.param(s, frm), to)
+                if name in out:     # the argument stays where it is, with its new value
+                    plan.args.append((given[s], name, out.pop(name), False))
+                else:
                     plan.drop.append(given[s])
-                handled.add(s)
+            for name, text in out.items():
+                if not convert.same(text, defaults.get(name)):
+                    plan.values[name] = text
+            handled |= sources
         for a in bound:
             if a.name in handled:
                 continue
@@ -373,6 +377,7 @@ class ModelTranslator(names.ScopedWalker):
                 if text is None:
                     raise _Manual("RC309", param=a.name, value=self.src.segment(a.value), why="a value with no counterpart")
             plan.args.append((a, dst.lstrip("*"), text, dst.startswith("*")))
+        plan.args.sort(key=lambda x: bound.index(x[0]))
         for p in entry.params:   # left out, and the two defaults differ: write the source default out
             s, d = getattr(p, frm), getattr(p, to)
             if p.convert or not p.fill or not s or not d or s in given or d in plan.values:
@@ -394,6 +399,8 @@ class ModelTranslator(names.ScopedWalker):
         else:
             src.replace_node(call.func, target(dst))
             self.targets.add(dst)
+        if entry.form == "list_args":
+            self._list_args(call, plan)
         dst_sig = signature(getattr(entry, to)["signature"]) or ([], None, [], None)
         dst_positional = dst_sig[0]
         dropped = [a.index for a in plan.drop if a.index is not None]
@@ -424,25 +431,26 @@ class ModelTranslator(names.ScopedWalker):
                 src.insert(src.end(last), ", " + extra)
             else:
                 src.insert(src.end(call) - 1, extra)
-        if entry.form == "list_args":
-            self._list_args(call, plan)
 
     def _list_args(self, call: ast.Call, plan: "_Plan") -> None:
-        """Sequential(a, b) <-> SequentialCell([a, b])."""
-        src = self.src
+        """Sequential(a, b) <-> SequentialCell([a, b]); an OrderedDict goes as it is."""
         args = call.args
         if not args or (len(args) == 1 and isinstance(args[0], ast.Call)
-                        and names.attribute_chain(args[0].func) and names.attribute_chain(args[0].func)[-1] == "OrderedDict"):
+                        and (names.attribute_chain(args[0].func) or [""])[-1] == "OrderedDict"):
             return
         if self.to == "mindspore":
-            src.insert(src.start(args[0]), "[")
-            src.insert(src.end(args[-1]), "]")
-        elif len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)) and src.segment(args[0])[:1] in "[(":
-            lst = args[0]
-            src.replace(src.start(lst), src.start(lst) + 1, "")
-            src.replace(src.end(lst) - 1, src.end(lst), "")
-        elif len(args) == 1 and not isinstance(args[0], ast.Starred):
-            src.insert(src.start(args[0]), "*")
+            self.src.insert(self.src.start(args[0]), "[")
+            self.src.insert(self.src.end(args[-1]), "]")
+            return
+        if len(args) != 1 or isinstance(args[0], ast.Starred):
+            return
+        k = next(i for i, (a, *_) in enumerate(plan.args) if a.node is args[0])
+        a, name, text, star = plan.args[k]
+        if isinstance(args[0], (ast.List, ast.Tuple)) and text.strip()[:1] in "[(":
+            text = text.strip()[1:-1]
+        else:
+            text = "*" + text
+        plan.args[k] = (a, name, text, star)
 
     def _size_to_shape(self, call: ast.Call, site: Site, qual: str) -> None:
         """t.size() -> t.shape, t.size(d) -> t.shape[d] (MindSpore's t.size is the element count)."""
@@ -500,6 +508,18 @@ def bound_names(tree: ast.Module, frm: str) -> set[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(node.name)
     return out
+
+
+def drop_source_imports(src: Source, tree: ast.Module, frm: str, kept: set[str]) -> None:
+    """Remove the source framework's imports whose names no code left as it is uses any more."""
+    for stmt in [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]:
+        bindings = names.import_bindings(stmt)
+        gone = [a for name, qual, a in bindings if name not in kept and (
+            (alias_q := (a.name if isinstance(stmt, ast.Import) else qual)) and (alias_q == frm or alias_q.startswith(frm + ".")))]
+        if len(gone) == len(stmt.names):
+            edits.delete_statement(src, tree, stmt)
+        elif gone:
+            src.replace_node(stmt, edits.import_text(stmt, [a for a in stmt.names if a not in gone]))
 
 
 def add_imports(src: Source, tree: ast.Module, statements: set[str]) -> None:

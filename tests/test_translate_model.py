@@ -1,0 +1,216 @@
+"""translate --scope model: the mechanism that carries the core API set across, on a fixed set of entries.
+
+The entries here are the test's own (tests/data/core_entries.yaml, beside the shipped checkpoint family), so
+these tests pin how an entry's data drives the output: renames, positional arguments that must become keywords,
+defaults written out where they differ, value conversions, call shapes, the manual fallback and the imports.
+The shipped entries are proven by their paired examples (tests/test_model_examples.py).
+"""
+from __future__ import annotations
+
+import ast
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from recompat import mappings
+from recompat.cli import main
+from recompat.translator import translate_bytes
+
+DATA = Path(__file__).parent / "data" / "core_entries.yaml"
+UNPROVEN = {"t_gelu"}    # no output.txt: not translated (RC302)
+
+
+@pytest.fixture(scope="module")
+def maps(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("mappings")
+    for name in ("diagnostics.yaml", "parameters.yaml", "checkpoint.yaml", "recompute.yaml", "schema.json"):
+        shutil.copy(mappings.HERE / name, folder / name)
+    shutil.copy(DATA, folder / "core.yaml")
+    loaded = mappings.load(folder)
+    for e in loaded.entries:
+        if e.rule in mappings.CORE_RULES and e.id not in UNPROVEN:
+            (folder / "examples" / e.id).mkdir(parents=True)
+            (folder / "examples" / e.id / "output.txt").write_text("agree\n")
+    return mappings.load(folder)
+
+
+@pytest.fixture(autouse=True)
+def use_maps(maps, monkeypatch):
+    monkeypatch.setattr(mappings, "default", lambda: maps)
+
+
+def tx(code: str, to: str = "mindspore"):
+    code = HEADER + textwrap.dedent(code[len(HEADER):]) if code.startswith(HEADER) else textwrap.dedent(code)
+    r = translate_bytes(code.encode(), "m.py", to=to, scope="model")
+    out = (r.new_data or code.encode()).decode()
+    ast.parse(out)
+    codes = [d.code for s in r.sites for d in s.diagnostics]
+    return out, codes, r
+
+
+HEADER = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n\n"
+
+
+def test_a_model_file_becomes_a_cell_with_construct():
+    out, codes, _ = tx(HEADER + """\
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return F.relu(self.fc(x))
+        """)
+    assert out == textwrap.dedent("""\
+        import mindspore
+        from mindspore import nn, ops
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Dense(4, 2)
+
+            def construct(self, x: mindspore.Tensor) -> mindspore.Tensor:
+                return ops.relu(self.fc(x))
+        """)
+    assert set(codes) == {"RC300", "RC308"}
+
+
+def test_keywords_are_renamed_and_positionals_past_a_mismatch_become_keywords():
+    out, _, _ = tx(HEADER + "fc = nn.Linear(4, 2, False)\nfc2 = nn.Linear(in_features=4, out_features=2, bias=True)\n")
+    assert "nn.Dense(4, 2, has_bias=False)" in out      # MindSpore's 3rd positional is weight_init
+    assert "nn.Dense(in_channels=4, out_channels=2, has_bias=True)" in out
+
+
+def test_a_left_out_parameter_whose_defaults_differ_is_written_out():
+    out, codes, _ = tx(HEADER + "norm = nn.LayerNorm(8)\nbn = nn.BatchNorm2d(3)\nbn2 = nn.BatchNorm2d(3, momentum=0.2)\n")
+    assert "nn.LayerNorm((8,), epsilon=1e-05)" in out                  # MindSpore's epsilon default is 1e-7
+    assert "nn.BatchNorm2d(3)" in out                                  # 0.1 is MindSpore's 0.9: nothing to write
+    assert "nn.BatchNorm2d(3, momentum=0.8)" in out                    # 1 - m
+    assert "RC307" in codes
+
+
+def test_conv_padding_becomes_pad_mode_both_ways():
+    out, _, _ = tx(HEADER + "a = nn.Conv2d(3, 8, 3)\nb = nn.Conv2d(3, 8, 3, padding=1)\nc = nn.Conv2d(3, 8, 3, padding=(1, 2))\n")
+    assert "a = nn.Conv2d(3, 8, 3, pad_mode='valid', has_bias=True)" in out
+    assert "b = nn.Conv2d(3, 8, 3, padding=1, pad_mode='pad', has_bias=True)" in out
+    assert "c = nn.Conv2d(3, 8, 3, padding=(1, 1, 2, 2), pad_mode='pad', has_bias=True)" in out
+    back, _, _ = tx(out, to="torch")
+    assert "a = nn.Conv2d(3, 8, 3, bias=True)" in back         # padding 0 is torch's default
+    assert "b = nn.Conv2d(3, 8, 3, padding=1, bias=True)" in back
+    assert "c = nn.Conv2d(3, 8, 3, padding=(1, 2), bias=True)" in back
+
+
+def test_a_value_with_no_counterpart_leaves_the_call_as_it_is():
+    out, codes, r = tx(HEADER + "a = nn.Conv2d(3, 8, 3, padding_mode='reflect')\n")
+    assert "nn.Conv2d(3, 8, 3, padding_mode='reflect')" in out
+    assert "RC309" in codes
+    assert "import torch" in out or "from torch import nn" in out, "the torch import stays for the manual call"
+
+
+def test_sequential_takes_a_list_in_mindspore_and_back():
+    out, _, _ = tx(HEADER + "body = nn.Sequential(nn.Linear(4, 4), nn.ReLU())\nrest = nn.Sequential(*layers)\n")
+    assert "body = nn.SequentialCell([nn.Dense(4, 4), nn.ReLU()])" in out
+    assert "rest = nn.SequentialCell([*layers])" in out
+    back, _, _ = tx("from mindspore import nn\n\nbody = nn.SequentialCell([nn.Dense(4, 4), nn.ReLU()])\n"
+                    "rest = nn.SequentialCell(layers)\n", to="torch")
+    assert "body = nn.Sequential(nn.Linear(4, 4), nn.ReLU())" in back
+    assert "rest = nn.Sequential(*layers)" in back
+
+
+def test_tensor_methods_on_tensors_only():
+    out, _, _ = tx(HEADER + """\
+        class Net(nn.Module):
+            def forward(self, x):
+                n = x.size(0)
+                y = x.transpose(1, 2).view(n, -1)
+                return y, x.size(), "a b".split()
+        """)
+    assert "n = x.shape[0]" in out
+    assert "y = x.swapaxes(1, 2).view(n, -1)" in out
+    assert 'return y, x.shape, "a b".split()' in out
+
+
+def test_an_api_outside_the_set_is_manual_and_keeps_its_import():
+    out, codes, r = tx(HEADER + """\
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+                self.attn = nn.MultiheadAttention(4, 2)
+        """)
+    assert "self.attn = nn.MultiheadAttention(4, 2)" in out
+    assert "self.fc = mindspore.nn.Dense(4, 2)" in out, "nn still names torch's module: spelled out"
+    assert "from torch import nn" in out and "import mindspore" in out
+    manual = [s for s in r.sites if s.status == "manual"]
+    assert [s.api for s in manual] == ["torch.nn.MultiheadAttention"]
+
+
+def test_an_entry_without_a_passing_example_is_not_translated():
+    out, codes, _ = tx(HEADER + "act = nn.GELU()\n")
+    assert "act = nn.GELU()" in out and "from torch import nn" in out
+    assert codes == ["RC302"]
+
+
+def test_comments_and_layout_inside_a_call_are_kept():
+    src = HEADER + textwrap.dedent("""\
+        conv = nn.Conv2d(
+            3, 8,  # stem
+            kernel_size=3,
+            padding=1,
+        )
+        """)
+    out, _, _ = tx(src)
+    assert "    3, 8,  # stem\n    kernel_size=3,\n" in out
+
+
+def test_translating_the_output_again_changes_nothing():
+    out, _, _ = tx(HEADER + """\
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+                self.norm = nn.LayerNorm(4)
+
+            def forward(self, x):
+                return self.norm(self.body(x)).transpose(0, 1)
+        """)
+    again = translate_bytes(out.encode(), "m.py", to="mindspore", scope="model")
+    assert not again.changed
+
+
+def test_round_trip_comes_back_to_equivalent_torch():
+    src = HEADER + """\
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2, bias=False)
+                self.norm = nn.LayerNorm(2, eps=1e-6)
+
+            def forward(self, x):
+                return F.relu(self.norm(self.fc(x)))
+        """
+    ms, _, _ = tx(src)
+    back, _, _ = tx(ms, to="torch")
+    assert "class Net(nn.Module):" in back and "def forward(self, x):" in back
+    assert "nn.Linear(4, 2, bias=False)" in back
+    assert "nn.LayerNorm(2, eps=1e-6)" in back
+    assert "F.relu(" in back
+
+
+def test_cli_scope_model_reports_the_conversion_rate(tmp_path, capsys):
+    (tmp_path / "m.py").write_text(HEADER + "fc = nn.Linear(4, 2)\nattn = nn.MultiheadAttention(4, 2)\n")
+    code = main(["translate", str(tmp_path), "--scope", "model"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "RC301 [manual] torch.nn.MultiheadAttention" in err
+    assert "50" in err.splitlines()[-1] or "50" in err, err   # 1 of 2 sites converted
+
+
+def test_unknown_scope_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["translate", ".", "--scope", "everything"])
+    assert exc.value.code == 2
