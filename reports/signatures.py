@@ -82,12 +82,34 @@ def resolve(api: str):
 
 
 def installed(obj) -> tuple[Parameter, ...]:
-    """The parameters of an installed callable, as :func:`parse` gives a recorded one (``self`` left out)."""
-    sig = inspect.signature(obj)
+    """The parameters of an installed callable, as :func:`parse` gives a recorded one (``self`` left out).
+    A builtin (torch.cat, Tensor methods) has no inspect signature: its docstring's first signature line stands
+    in; SignatureError when there is neither."""
+    return overloads(obj)[0]
+
+
+def overloads(obj) -> list[tuple[Parameter, ...]]:
+    """Every signature of an installed callable: inspect's, or for a builtin each signature line of its
+    docstring (torch.sum documents two). SignatureError when there is none."""
+    try:
+        sig = inspect.signature(obj)
+    except (ValueError, TypeError):
+        name = getattr(obj, "__name__", "")
+        found = []
+        for line in (getattr(obj, "__doc__", None) or "").splitlines():
+            line = line.strip().removeprefix(".. function::").strip()
+            if name and line.startswith(name + "(") and ")" in line:
+                try:
+                    found.append(tuple(p for p in parse(line[:line.rindex(")") + 1]) if p.name != "self"))
+                except SignatureError:
+                    continue
+        if not found:
+            raise SignatureError(f"{obj!r} has no inspect signature and no signature line in its docstring") from None
+        return found
     if inspect.isclass(obj) and [p.kind for p in sig.parameters.values()] == [
             inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD] and "__init__" in vars(obj):
         sig = inspect.signature(obj.__init__)   # a metaclass's __call__ hides it (MindSpore's Cell)
-    out = []
+    out: list[Parameter] = []
     for p in sig.parameters.values():
         if p.name == "self" and not out:
             continue
@@ -95,7 +117,7 @@ def installed(obj) -> tuple[Parameter, ...]:
         default = None if p.default is inspect.Parameter.empty else p.default
         out.append(Parameter(stars + p.name, _KINDS[p.kind],
                              None if p.default is inspect.Parameter.empty else _default_text(default)))
-    return tuple(out)
+    return [tuple(out)]
 
 
 def _default_text(value) -> str:

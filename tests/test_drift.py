@@ -31,7 +31,12 @@ def _installed_object(entry, side):
 def test_recorded_signature_is_the_installed_one(entry, side):
     recorded = getattr(entry, side)
     obj = _installed_object(entry, side)
-    problems = signatures.drift(recorded["signature"], signatures.installed(obj))
+    try:
+        found = signatures.overloads(obj)
+    except signatures.SignatureError as exc:   # e.g. torch.relu: a builtin with no docstring; a property
+        pytest.skip(f"{entry.id}: {exc}; the recorded signature comes from the API's documentation")
+    drifts = [signatures.drift(recorded["signature"], one) for one in found]   # any documented overload
+    problems = [] if [] in drifts else drifts[0]
     assert not problems, (f"mappings entry {entry.id}: the {side} signature of {recorded['api']} differs from the "
                           f"installed {side}: " + "; ".join(problems)
                           + " — update the entry's signature (and its params), then run `recompat docs`")

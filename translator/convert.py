@@ -47,8 +47,8 @@ def _number(x: float) -> str:
 
 def one_minus(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
     """BatchNorm momentum (torch: weight of the new value; MindSpore: of the old), Dropout p <-> keep_prob."""
-    (source, text), = values.items()
-    target = names[source]
+    source = next(iter(names))
+    target, text = names[source], values[source]
     v = _literal(text)
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return {target: _number(1 - v)}, None
@@ -58,8 +58,8 @@ def one_minus(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
 
 
 def gelu_approximate(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
-    (source, text), = values.items()
-    target = names[source]
+    source = next(iter(names))
+    target, text = names[source], values[source]
     v = _literal(text)
     table = {"none": False, "tanh": True} if to == "mindspore" else {False: "none", True: "tanh"}
     if v not in table:
@@ -131,32 +131,35 @@ def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
 
 
 def pool_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
-    """Pools: torch's stride defaults to kernel_size (None), MindSpore's to 1; torch pads by `padding`,
-    MindSpore by pad_mode + padding."""
+    """Pools: torch's stride defaults to kernel_size (None), MindSpore's to 1 (it refuses None); torch pads by
+    `padding`, MindSpore by pad_mode + padding, and needs pad_mode='pad' for dilation, return_indices, ceil_mode."""
     out = {}
     if to == "mindspore":
-        if "stride" in values:
+        if "stride" in names:
             stride = values["stride"]
-            out["stride"] = values.get("kernel_size", "1").strip() if _literal(stride) is None else stride.strip()
-        if "padding" in values:
-            v = _literal(values["padding"])
-            if v == 0 or v == (0, 0):
+            copy = _literal(stride) is None or stride.strip() == "kernel_size"
+            out["stride"] = values.get("kernel_size", "1").strip() if copy else stride.strip()
+        if "padding" in names or "pad_mode" in names:
+            v = _literal(values.get("padding", "0"))
+            others = any(_literal(values.get(k, d)) != _literal(d)
+                         for k, d in (("dilation", "1"), ("return_indices", "False"), ("ceil_mode", "False")))
+            if (v == 0 or v == (0, 0)) and not others:
                 out.update(pad_mode="'valid'", padding="0")
             elif isinstance(v, (int, tuple, list)) or v is _NOT_LITERAL:
-                out.update(pad_mode="'pad'", padding=values["padding"].strip())
+                out.update(pad_mode="'pad'", padding=values.get("padding", "0").strip())
             else:
                 raise Unconvertible(f"padding={values['padding'].strip()} has no MindSpore form")
         return out, None
-    if "stride" in values:
+    if "stride" in names:
         out["stride"] = values["stride"].strip()
-    mode = _literal(values.get("pad_mode", "'valid'"))
-    if mode == "valid":
-        if "padding" in values or "pad_mode" in values:
+    if "padding" in names or "pad_mode" in names:
+        mode = _literal(values.get("pad_mode", "'valid'"))
+        if mode == "valid":
             out["padding"] = "0"
-    elif mode == "pad":
-        out["padding"] = values.get("padding", "0").strip()
-    else:
-        raise Unconvertible(f"pad_mode={values.get('pad_mode', '').strip()}: torch's pools have no 'same' padding")
+        elif mode == "pad":
+            out["padding"] = values.get("padding", "0").strip()
+        else:
+            raise Unconvertible(f"pad_mode={values.get('pad_mode', '').strip()}: torch's pools have no 'same' padding")
     return out, None
 
 

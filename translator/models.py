@@ -331,11 +331,16 @@ class ModelTranslator(names.ScopedWalker):
             values, names_ = {}, {}
             for p in rows:
                 s = getattr(p, frm)
-                if not s or s in values:
+                key = s or getattr(p, to)       # a row with no source name: its source default still counts
+                if key in values:
                     continue
                 text = self.src.render_node(given[s].value) if s in given else getattr(p, f"{frm}_default")
                 if text is not None:
-                    values[s], names_[s] = text, getattr(p, to)
+                    values[key], names_[key] = text, getattr(p, to)
+            for a in bound:                     # the other arguments, for converters that look at them
+                values.setdefault(a.name, self.src.segment(a.value))
+            if not names_:
+                continue
             try:
                 out, note = convert.CONVERTERS[conv](to, values, names_)
             except convert.Unconvertible as exc:
@@ -384,6 +389,8 @@ class ModelTranslator(names.ScopedWalker):
                 continue
             sd, td = getattr(p, f"{frm}_default"), getattr(p, f"{to}_default")
             if sd is not None and td is not None and not convert.same(sd, td):
+                if convert.same(sd, "None"):    # decided at run time (Softmax's dim): no value to write
+                    raise _Manual("RC303", what=f"{s} left out: its default None is decided at run time; pass it")
                 plan.values[d] = sd
                 plan.notes.append(("RC307", {"api": qual, "param": s, "value": sd, "target": entry.names(to)[0]}))
         return plan

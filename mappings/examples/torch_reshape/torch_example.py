@@ -1,0 +1,16 @@
+"""torch.reshape with -1."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(12, 3)
+
+    def forward(self, x):
+        return self.layer(torch.reshape(x, (2, -1)))
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]

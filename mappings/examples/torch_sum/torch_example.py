@@ -1,0 +1,17 @@
+"""torch.sum over one axis with keepdim, over all elements and over a tuple of axes."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.layer(x)
+        return torch.sum(h, 1, keepdim=True) + torch.sum(h) + torch.sum(h, dim=(0, 1))
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]
