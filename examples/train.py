@@ -13,6 +13,7 @@ import contextlib
 import sys
 import time
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Callable
 from unittest import mock
 
@@ -33,27 +34,29 @@ def _call_plainly(function, *args, **kwargs):
 class Example:
     name: str
     form: str  # how the model calls checkpointing
-    build: Callable[[bool, float], torch.nn.Module]  # (checkpointing, dropout) -> model
+    # (the tinynets package, checkpointing, dropout) -> model; the package is a parameter so that the same builder
+    # makes the translated twin from a translated copy of tinynets (recompat demo)
+    build: Callable[[ModuleType, bool, float], torch.nn.Module]
     batch: Callable[[int], tuple]  # seed -> (inputs, target)
     plain: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext  # run with checkpointing off
 
 
-def _encoder(ckpt, p):
-    config = tinynets.TinyEncoderConfig(hidden_dropout_prob=p, attention_probs_dropout_prob=p)
-    model = tinynets.TinyEncoderForSequenceClassification(config)
+def _encoder(nets, ckpt, p):
+    config = nets.TinyEncoderConfig(hidden_dropout_prob=p, attention_probs_dropout_prob=p)
+    model = nets.TinyEncoderForSequenceClassification(config)
     if ckpt:
         model.gradient_checkpointing_enable()
     return model
 
 
-def _mixer(ckpt, p):
-    model = tinynets.TinyMixer(drop_rate=p)
+def _mixer(nets, ckpt, p):
+    model = nets.TinyMixer(drop_rate=p)
     model.set_grad_checkpointing(ckpt)
     return model
 
 
-def _convmixer(ckpt, p):
-    model = tinynets.TinyConvMixer()
+def _convmixer(nets, ckpt, p):
+    model = nets.TinyConvMixer()
     if ckpt:
         model.enable_activation_checkpointing()
     return model
@@ -61,20 +64,20 @@ def _convmixer(ckpt, p):
 
 EXAMPLES = [
     Example("mlp", "cp(self._checkpoint, x): a bound method, reentrant by default",
-            lambda ckpt, p: tinynets.Net(),
+            lambda nets, ckpt, p: nets.Net(),
             lambda seed: data.feature_batch(num_features=12, num_outputs=2, seed=seed),
             plain=lambda: mock.patch.object(mlp, "cp", _call_plainly)),
     Example("encoder", "functools.partial(checkpoint, use_reentrant=False) held in self._gradient_checkpointing_func",
             _encoder,
             lambda seed: data.token_batch(seq_length=12, vocab_size=50, num_outputs=3, seed=seed)),
     Example("densenet", "cp.checkpoint(bn_function, *prev_features): a closure over a splatted list",
-            lambda ckpt, p: tinynets.TinyDenseNet(drop_rate=p, memory_efficient=ckpt),
+            lambda nets, ckpt, p: nets.TinyDenseNet(drop_rate=p, memory_efficient=ckpt),
             lambda seed: data.image_batch(size=16, num_outputs=10, seed=seed)),
     Example("resnet", "checkpoint.checkpoint(blk, x, use_reentrant=False) per block of a _make_layer stage",
-            lambda ckpt, p: tinynets.TinyResNet(use_checkpoint=ckpt),
+            lambda nets, ckpt, p: nets.TinyResNet(use_checkpoint=ckpt),
             lambda seed: data.image_batch(size=16, num_outputs=10, seed=seed)),
     Example("trunk", "checkpoint_sequential(self.trunk, 3, x, use_reentrant=False) over 8 blocks",
-            lambda ckpt, p: tinynets.DeepMLP(in_features=20, dropout=p, checkpoint_segments=3 if ckpt else 0),
+            lambda nets, ckpt, p: nets.DeepMLP(in_features=20, dropout=p, checkpoint_segments=3 if ckpt else 0),
             lambda seed: data.feature_batch(num_features=20, num_outputs=4, seed=seed)),
     Example("mixer", "checkpoint(blk, x) through the project's own wrapper (from .utils import checkpoint)",
             _mixer,
@@ -105,7 +108,7 @@ def _canonical(name):
 
 def train_step(example: Example, checkpointing: bool, *, seed: int, dropout: float, lr: float) -> StepResult:
     torch.manual_seed(seed)
-    model = example.build(checkpointing, dropout)
+    model = example.build(tinynets, checkpointing, dropout)
     model.train()
     inputs, target = example.batch(seed)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)

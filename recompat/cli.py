@@ -20,7 +20,7 @@ commands:
   test        run the differential suite: paired torch / MindSpore models, recompute on and off
   docs        generate the API-difference docs (English, Chinese; Markdown, HTML) from mappings/
   report      render a run's JSON as a single-file HTML report
-  demo        translate the embedded example project and show the result
+  demo        translate the example project, run it against torch, write the report
 
 exit status: 0 done; 1 --check found changes; 2 a usage error, or a file that could
 not be processed (named on stderr with the reason, after all other files were done).
@@ -67,11 +67,23 @@ examples:
 """
 
 _DEMO_EPILOG = """\
-The example project ships in the source tree (examples/). The demo mirrors it into
-out/demo/ (as `translate -o`), prints the unified diff to stdout and the summary to stderr.
+what it does, on the example project of the source tree (examples/):
+  1. translates it into DIR (default out/demo/), whole model files (--scope model);
+  2. for each model of examples/train.py, builds the torch model with checkpointing on and its
+     translation with the same builder, copies the torch weights over, runs one forward and one
+     backward on the example's batch on both sides and compares outputs, input gradients and
+     parameter gradients (a model whose files keep manual sites is reported, not run);
+  3. writes DIR/report.json and DIR/report.html, prints a table and where the report is.
+Progress goes to stderr; the table and the report's location to stdout.
 
-example:
-  recompat demo && diff -ru examples out/demo
+exit status: 0 the pipeline ran (also when some models are not yet translatable or disagree: the
+table and the report say which and why); 2 bad input (no example project, an output folder that
+cannot be written, an unknown --model).
+
+examples:
+  recompat demo                          # then open out/demo/report.html
+  recompat demo --model mlp --diff       # one model, and the translation's diff on stdout
+  recompat demo --no-run -o /tmp/demo    # translate and report only (no torch, no MindSpore)
 """
 
 
@@ -139,8 +151,13 @@ sides print), en/index.md and zh/index.md, index.md, an .html twin of each, and 
 for programs). Files with nothing to change are not rewritten; generated files no entry produces any more
 are removed; hand-written files (docs/behaviours.md) are never touched.
 
+The core API set's examples are model files: the source side is hand-written, the other is what
+`recompat translate --scope model` makes of it. --run-examples writes that side, runs the pair through the
+differential harness and records output.txt only when it agrees (a pair that fails leaves none: unproven, so
+translate --scope model leaves that API as it is); --check also lists a generated side that is stale.
+
 exit status: 0 done (or, with --check, up to date); 1 --check found differences (listed on stdout);
-2 bad input.
+2 bad input, or a paired example that did not pass (--run-examples; the docs are still written).
 
 examples:
   recompat docs                      # regenerate docs/ after editing mappings/
@@ -150,7 +167,8 @@ examples:
 
 _REPORT_EPILOG = """\
 kinds, told apart by the JSON: a translation (recompat translate --json), a differential suite run
-(recompat test --json) or the mappings (docs/mappings.json, written by recompat docs).
+(recompat test --json), the mappings (docs/mappings.json, written by recompat docs) or a demo run
+(out/demo/report.json, written by recompat demo).
 
 exit status: 0 written; 2 the JSON is missing, damaged or not one recompat writes, or the page cannot be
 written (nothing is half-written: the page goes to a temporary file beside it, then a rename).
@@ -219,22 +237,38 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                    help="write nothing; exit 1 if DIR differs from what mappings/ generates (for CI)")
     g.add_argument("--run-examples", action="store_true",
                    help="first run each entry's paired examples (mappings/examples/ID/), check both sides print the "
-                        "same, and record that output in output.txt (imports torch and MindSpore)")
+                        "same (core API set: write the translated side with translate --scope model, then compare "
+                        "outputs and gradients), and record that output in output.txt (imports torch and MindSpore)")
 
     r = sub.add_parser(
         "report", formatter_class=fmt, epilog=_REPORT_EPILOG,
         help="render a run's JSON as a single-file HTML report",
-        description="Render the JSON of `recompat translate --json`, `recompat test --json` or docs/mappings.json "
-                    "as one self-contained HTML page (filter and sort in the page; no network).")
+        description="Render the JSON of `recompat translate --json`, `recompat test --json`, docs/mappings.json or "
+                    "out/demo/report.json as one self-contained HTML page (filter and sort in the page; no network).")
     r.add_argument("json", metavar="JSON", help="the JSON a run wrote")
     r.add_argument("-o", "--output", metavar="FILE.html", help="the page to write (default: JSON with .html)")
 
     d = sub.add_parser(
         "demo", formatter_class=fmt, epilog=_DEMO_EPILOG,
-        help="translate the embedded example project and show the diff and the summary",
-        description="Translate the example project (examples/) into out/demo/ and show what changed.")
-    d.add_argument("-o", "--output", metavar="DIR", help="where to write the translated copy (default: <repo>/out/demo)")
-    _add_common(d)
+        help="translate the example project, run the translation against torch, and write the report",
+        description="Translate the example project (examples/) into out/demo/, run each model against its torch "
+                    "original, and write a report of both.")
+    d.add_argument("-o", "--output", metavar="DIR",
+                   help="where to write the translated copy and the report (default: <repo>/out/demo)")
+    d.add_argument("--model", action="append", metavar="NAME",
+                   help="run only this example model (repeatable; default: all of examples/train.py)")
+    d.add_argument("--style", choices=("function", "cell"), default="function",
+                   help="how checkpoint sites are written, as for translate (default: %(default)s)")
+    d.add_argument("--scope", choices=("checkpoint", "model"), default="model",
+                   help="model: whole model files; checkpoint: the checkpoint sites only (default: %(default)s)")
+    d.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
+                   help="translate in N processes; 0: one per CPU (default: 1)")
+    d.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of the comparison (default: %(default)g)")
+    d.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance of the comparison (default: %(default)g)")
+    d.add_argument("--diff", action="store_true", help="also print the translation's unified diff to stdout")
+    d.add_argument("-v", "--verbose", action="store_true", help="also print every translated site on stderr")
+    d.add_argument("--no-run", dest="run", action="store_false",
+                   help="translate and write the report only: no torch, no MindSpore")
     return parser, {"translate": t, "test": s, "docs": g, "report": r, "demo": d}
 
 
@@ -316,20 +350,19 @@ def examples_dir() -> Path:
 
 
 def _demo(args) -> int:
-    from recompat.translator.engine import Options
-
     src = examples_dir()
     if not src.is_dir() or not any(src.rglob("*.py")):
         return _error(f"{src}: the example project is missing — the demo runs from a source checkout of recompat "
                       "(git clone, then `make demo`)")
+    if args.model and not args.run:
+        return _error("--model and --no-run cannot be combined: --model chooses the models to run")
+    os.environ.setdefault("GLOG_v", "3")          # MindSpore's C++ log: errors only
+    from recompat import demo
+
     dest = Path(args.output) if args.output else src.parent / "out" / "demo"
-    rel = os.path.relpath(src)
-    code = _run(Options(paths=[rel if not rel.startswith("..") else str(src)], to=args.to, style=args.style,
-                        scope=args.scope,
-                        output=str(dest), diff=True, json_path=args.json_path, jobs=args.jobs, quiet=args.quiet))
-    if code != EXIT_ERROR or dest.is_dir():
-        print(f"recompat: the translated project is in {dest}/ — compare: diff -ru {src} {dest}", file=sys.stderr)
-    return code
+    return demo.run(demo.Settings(src=src, dest=dest, style=args.style, scope=args.scope, jobs=args.jobs,
+                                  models=args.model, diff=args.diff, verbose=args.verbose, run=args.run,
+                                  rtol=args.rtol, atol=args.atol))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,13 +4,15 @@
     page = html.render(doc, source="suite.json")       # doc: the parsed JSON
     html.write(doc, "suite.html", source="suite.json")
 
-Three kinds, told apart by the JSON itself (:func:`kind_of`):
+Four kinds, told apart by the JSON itself (:func:`kind_of`):
 
 * translation -- ``recompat translate --json`` (``--report`` adds each changed file's diff): per file and site the
   status, the diagnostics and the diff; totals and the conversion rate.
 * suite -- ``recompat test --json`` (``--report`` adds a depth sweep of bytes kept): pair x device x mode x check,
   with errors, tolerances, memory and time; failures expanded, passes collapsed; a small SVG plot.
 * mappings -- ``docs/mappings.json`` (written by ``recompat docs``): the index of mapping entries with a filter.
+* demo -- ``out/demo/report.json`` (written by ``recompat demo``): per example model translated? ran? agrees with
+  torch?, the APIs by occurrence, and the translation's files, sites and diffs.
 
 The page needs nothing outside itself: CSS and script are inline, the plot is inline SVG, and a
 Content-Security-Policy forbids every fetch, so it opens the same offline, from a mail attachment or a CI artifact.
@@ -28,16 +30,19 @@ from pathlib import Path
 from ._io import ReportError, write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
-KINDS = ("translation", "suite", "mappings")
+KINDS = ("translation", "suite", "mappings", "demo")
 _SITE_RANK = {"error": 0, "manual": 1, "partial": 2, "converted": 3, "unchanged": 4}
 _CASE_RANK = {"failed": 0, "missed": 0, "known": 1, "skipped": 2, "passed": 3, "caught": 3}
+_MODEL_RANK = {"failed": 0, "mismatch": 1, "not-translated": 2, "agree": 3}
 
 
 def kind_of(doc: dict) -> str | None:
-    """translation, suite or mappings; None for JSON that no recompat command writes."""
+    """translation, suite, mappings or demo; None for JSON that no recompat command writes."""
     kind = doc.get("kind")
     if kind == "recompat-suite":
         return "suite"
+    if kind == "recompat-demo":
+        return "demo"
     if kind == "recompat-mappings":
         return "mappings"
     if kind == "recompat-translate" or (doc.get("tool") == "recompat" and "files" in doc and "summary" in doc):
@@ -62,9 +67,10 @@ def render(doc: dict, *, source: str = "JSON") -> str:
     kind = kind_of(doc)
     if kind is None:
         raise ReportError(f"{source}: not a recompat JSON — expected what `recompat translate --json`, "
-                          "`recompat test --json` or `recompat docs` (docs/mappings.json) writes")
+                          "`recompat test --json`, `recompat docs` (docs/mappings.json) or `recompat demo` "
+                          "(out/demo/report.json) writes")
     try:
-        model, title = {"translation": _translation, "suite": _suite, "mappings": _mappings}[kind](doc)
+        model, title = {"translation": _translation, "suite": _suite, "mappings": _mappings, "demo": _demo}[kind](doc)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ReportError(f"{source}: a {kind} JSON without the fields its report needs "
                           f"({type(exc).__name__}: {exc}) — write it again with this recompat") from None
@@ -288,3 +294,69 @@ def _mappings(doc: dict):
     versions = ", ".join(f"{names.get(k, k)} {v}" for k, v in (doc.get("versions") or {}).items())
     return dict(entries=entries, versions=versions, directions=sorted({e["direction"] for e in entries})), \
         "recompat mappings: PyTorch and MindSpore API differences"
+
+
+# ------------------------------------------------------------------------------------------------------- demo
+
+def _compare_rows(report: dict | None) -> list[dict]:
+    rows = []
+    for row in (report or {}).get("rows") or ():
+        shape = row.get("expected_shape")
+        rows.append(dict(name=row.get("name", ""), kind=row.get("kind", ""),
+                         shape="" if shape is None else "x".join(map(str, shape)) or "scalar",
+                         max_abs_err=_num(row.get("max_abs_err")), max_rel_err=_num(row.get("max_rel_err")),
+                         cosine=_num(row.get("cosine"), ".6f"), within=_num(row.get("within"), ".4f"),
+                         rtol=_num(row.get("rtol")), atol=_num(row.get("atol")),
+                         result="passed" if row.get("passed") else "failed", message=row.get("message", "")))
+    # failures first: they are what the reader came for
+    return sorted(rows, key=lambda r: r["result"] == "passed")
+
+
+def _demo(doc: dict):
+    kinds = ("output", "input-grad", "param-grad")
+    settings, totals = doc["settings"], doc["totals"]
+    models = []
+    for r in doc["models"]:
+        cells = []
+        for k in kinds:
+            e = (r.get("errors") or {}).get(k)
+            err = None if not e else e.get("max_abs_err")
+            cells.append((k, dict(passed=None if not e else bool(e.get("passed")), err=_num(err),
+                                  value="" if err is None else repr(float(err)))))
+        buffers = r.get("buffers") or {}
+        differ = buffers.get("differ") or []
+        note = ""
+        if buffers.get("total"):
+            note = (f"buffers: {len(differ)} of {buffers['total']} differ (not judged; BatchNorm inside a checkpointed "
+                    f"region updates its statistics twice in torch){': ' + ', '.join(differ[:4]) if differ else ''}"
+                    f"{', ...' if len(differ) > 4 else ''}")
+        status = r["status"]
+        headline = {"agree": "outputs and gradients agree", "mismatch": "outputs or gradients differ",
+                    "failed": f"failed at {r.get('stage') or '?'}",
+                    "not-translated": "not run: its files keep manual sites"}.get(status, status)
+        translated = "yes" if r.get("translated") else (f"no ({r['manual']} manual)" if r.get("manual") else "no")
+        models.append(dict(name=r["name"], form=r.get("form", ""), translated=translated, ran=bool(r.get("ran")),
+                           status=status, rank=_MODEL_RANK.get(status, 9), stage=r.get("stage", ""),
+                           seconds=r.get("seconds", ""), reason=r.get("reason", ""), headline=headline,
+                           files=r.get("files") or [], warnings=r.get("warnings") or [], buffers=note,
+                           cells=cells, rows=_compare_rows(r.get("compare"))))
+    apis = [dict(a, tags=" ".join(k for k in ("converted", "partial", "manual") if a.get(k))) for a in doc["apis"]]
+    translation, _ = _translation(doc["translation"])
+    cards = [("models", totals["models"], None)]
+    cards += [(k, totals[k], k) for k in ("agree", "mismatch", "failed", "not-translated")]
+    cards += [("API occurrences", f"{totals['sites'].get('total', 0):,}", None),
+              ("conversion rate", _pct(totals.get("conversion_rate")), None)]
+    note = ""
+    if totals.get("not-translated"):
+        one = totals["not-translated"] == 1
+        note = (f"{totals['not-translated']} of {totals['models']} models {'is' if one else 'are'} not yet "
+                f"convertible: {'its' if one else 'their'} files keep "
+                "manual sites (APIs outside the core set, or mappings without a passing paired example). The APIs "
+                "table says which; each model's row names the first site.")
+    versions = doc.get("versions") or {}
+    model = dict(cards=cards, note=note, models=models, kinds=kinds, statuses=list(_MODEL_RANK), apis=apis,
+                 translation=translation, source=doc.get("source", "?"), output=doc.get("output", "?"),
+                 scope=settings.get("scope", "?"), seconds=doc.get("seconds", "?"),
+                 torch=versions.get("torch", "?"), mindspore=versions.get("mindspore", "?"),
+                 tolerance=f"rtol {_num(settings.get('rtol'))}, atol {_num(settings.get('atol'))}")
+    return model, "recompat demo: the example project translated, run and compared"

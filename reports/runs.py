@@ -66,22 +66,15 @@ class _Stderr:
         return self.real.isatty()
 
 
-def translate(opts, report: str) -> int:
-    """Run the translation as ``opts`` says, then write FILE.json (the run's JSON plus each changed file's diff) and
-    FILE.html. The exit status is the translation's, or 2 when the report cannot be written."""
+def translation_doc(opts, *, stdout=None, stderr=None) -> dict:
+    """Run the translation as ``opts`` says and return the report's JSON: the run's JSON plus each changed file's
+    diff (shown on ``stdout`` only when ``opts.diff`` asks). engine.UsageError propagates, before anything is done."""
     from recompat import __version__
     from recompat.translator import engine
 
-    try:
-        page, beside = paths(report)
-    except ReportError as exc:
-        _say(f"error: {exc}")
-        return 2
-    try:
-        engine.validate(opts)
-    except engine.UsageError as exc:
-        _say(f"error: {exc}")
-        return 2
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+    engine.validate(opts)
     before: dict[str, bytes] = {}
     if opts.in_place:   # the diff is against what the files held before they were rewritten
         for p in engine.iter_python_files(opts.paths, opts.exclude):
@@ -89,10 +82,10 @@ def translate(opts, report: str) -> int:
                 before[p] = Path(p).read_bytes()
             except OSError:
                 pass
-    tee = _Tee(sys.stdout, show=opts.diff)
+    tee = _Tee(stdout, show=opts.diff)
     run_opts = dataclasses.replace(opts, diff=not opts.in_place, json_path=None)
     forced = run_opts.diff and not opts.diff
-    result = engine.run(run_opts, stdout=tee, stderr=_Stderr(sys.stderr) if forced else sys.stderr)
+    result = engine.run(run_opts, stdout=tee, stderr=_Stderr(stderr) if forced else stderr)
     diffs: dict[str, str] = {}
     for chunk in tee.chunks:
         first = chunk.split("\n", 1)[0]
@@ -114,10 +107,27 @@ def translate(opts, report: str) -> int:
         files.append(d)
     args = dataclasses.asdict(opts)
     args["mode"] = opts.mode
-    doc = {"kind": "recompat-translate", "tool": "recompat", "version": __version__, "arguments": args,
-           "exit_code": result.exit_code, "files": files, "summary": result.summary.to_dict()}
+    return {"kind": "recompat-translate", "tool": "recompat", "version": __version__, "arguments": args,
+            "exit_code": result.exit_code, "files": files, "summary": result.summary.to_dict()}
+
+
+def translate(opts, report: str) -> int:
+    """Run the translation as ``opts`` says, then write FILE.json (the run's JSON plus each changed file's diff) and
+    FILE.html. The exit status is the translation's, or 2 when the report cannot be written."""
+    from recompat.translator import engine
+
+    try:
+        page, beside = paths(report)
+    except ReportError as exc:
+        _say(f"error: {exc}")
+        return 2
+    try:
+        doc = translation_doc(opts)
+    except engine.UsageError as exc:
+        _say(f"error: {exc}")
+        return 2
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    code = result.exit_code
+    code = doc["exit_code"]
     try:
         if opts.json_path == "-":
             sys.stdout.write(text)

@@ -19,6 +19,7 @@ import pytest
 
 from recompat.cli import main
 
+from test_demo import demo_doc
 from test_reports import EVIL, SWEEP, make_tree, suite_doc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -170,6 +171,25 @@ def test_mapping_report_filters_by_direction_and_text(browser, tmp_path):
     assert shown(browser, "#entries") == ["torch.distributed.algorithms._checkpoint.checkpoint_wrapper.checkpoint_wrapper"]
     assert console_errors(browser) == []
     screenshot(browser, "mapping-report")
+
+
+def test_demo_report_filters_models_and_expands_mismatches(browser, tmp_path, capsys):
+    page = tmp_path / "demo.html"
+    assert main(["report", str(demo_doc(tmp_path, capsys)), "-o", str(page)]) == 0
+    open_page(browser, page)
+    assert console_errors(browser) == []
+    assert shown(browser, "#models") == ["mlp", "planted"]
+    opened = browser.execute_script("return Array.from(document.querySelectorAll('#models details')).map(d => d.open);")
+    assert opened == [False, True], "a mismatch expanded, an agreement collapsed"
+    assert browser.execute_script("return document.images.length") == 0, "the reason's markup became an <img>"
+    choose(browser, "#models", "status", "mismatch")
+    assert shown(browser, "#models") == ["planted"]
+    choose(browser, "#models", "status", "")
+    type_filter(browser, "#apis", "torch.nn.Linear")
+    assert shown(browser, "#apis") == ["torch.nn.Linear"]
+    assert shown(browser, "#files"), "the translation's files are listed too"
+    assert console_errors(browser) == []
+    screenshot(browser, "demo-report")
 
 
 @pytest.mark.parametrize("page", ["index.html", "en/index.html", "en/checkpoint.html", "zh/checkpoint.html",

@@ -665,17 +665,27 @@ def test_demo_translates_examples(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cli, "examples_dir", lambda: examples)
     monkeypatch.chdir(tmp_path)
     dest = tmp_path / "out" / "demo"
-    code, out, err = run(capsys, "demo", "-o", dest)
+    code, out, err = run(capsys, "demo", "-o", dest, "--no-run", "--diff")   # translate and report only
     assert code == 0, err
     assert "+++ b/examples/models/net.py" in out
     assert_translated((dest / "models" / "net.py").read_bytes())
     assert (dest / "README.md").read_text() == "examples\n"
-    assert "conversion rate" in err and str(dest) in err
+    assert "conversion rate" in err and "conversion rate" in out and "report: out/demo/report.html" in out
+
+
+def test_demo_without_train_py_says_what_to_do(tmp_path, capsys, monkeypatch):
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    (examples / "net.py").write_text(MODEL)
+    monkeypatch.setattr(cli, "examples_dir", lambda: examples)
+    code, _, err = run(capsys, "demo", "-o", tmp_path / "demo")
+    assert code == 2
+    assert "train.py: missing" in err and "--no-run" in err
 
 
 def test_demo_on_the_shipped_examples(tmp_path, capsys):
     before = snapshot(cli.examples_dir())
-    code, out, err = run(capsys, "demo", "-o", tmp_path / "demo")
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "demo", "--no-run", "--diff")
     assert code == 0, err
     assert "+++ b/" in out and "conversion rate" in err
     assert snapshot(cli.examples_dir()) == before

@@ -1,0 +1,179 @@
+"""Paired model examples: one ``Example`` model per framework, proven equal by ``compare()``.
+
+The core API set's paired examples (mappings/examples/<id>/) are model files, not scripts. Each side defines
+
+* ``class Example``: an ``nn.Module`` (torch) or ``nn.Cell`` (MindSpore) built with no arguments;
+* ``INPUTS``: a list of NumPy arrays, passed positionally;
+* ``TRAINING`` (optional, default False): train mode (BatchNorm batch statistics) instead of eval mode;
+* ``RTOL`` / ``ATOL`` (optional, default 1e-4 / 1e-5): the tolerances, for layers whose float32 kernels differ more.
+
+``run_model_example(torch_path, mindspore_path)`` builds both (torch's weights seeded, then copied to MindSpore),
+runs one forward and backward on each and compares outputs, gradients and buffers. It returns an ``ExampleRun``
+whose ``text`` is what output.txt records: deterministic (shapes, the torch output's first values rounded, counts
+and the tolerances; never a raw error value, which varies with the machine's kernels). Anything wrong (a file that
+does not import, no Example, settings or inputs that differ, weights that do not pair, a mismatch) raises
+``ExampleError`` naming the file.
+"""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import itertools
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .compare import CompareReport, compare
+
+RTOL, ATOL = 1e-4, 1e-5     # cross-framework float32 (see compare.py's table); an example may set its own
+SHOWN = 4                   # how many of the output's first values output.txt shows
+
+_counter = itertools.count()
+
+
+class ExampleError(Exception):
+    """A paired example that cannot run or does not agree; the message names the file. ``.report``: the
+    CompareReport when the pair ran but differs (else None)."""
+
+    def __init__(self, message: str, report: CompareReport | None = None):
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass
+class ExampleRun:
+    torch_path: Path
+    mindspore_path: Path
+    training: bool
+    report: CompareReport
+    text: str                   # what output.txt records
+
+    @property
+    def ok(self) -> bool:
+        return self.report.passed
+
+
+def load_module(path: str | Path, side: str):
+    """Import the file at ``path`` as a fresh module under a unique name; sys.modules is left as it was."""
+    path = Path(path)
+    if not path.is_file():
+        raise ExampleError(f"{path}: no such file — write the {side} side of the paired example")
+    name = f"_recompat_example_{side}_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module       # while it runs only: dataclasses and typing look their module up there
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        raise ExampleError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def _setting(module, path: Path, name: str, default, kind):
+    value = getattr(module, name, default)
+    if not isinstance(value, kind) or isinstance(value, bool) != (kind is bool):
+        raise ExampleError(f"{path}: {name} = {value!r}: must be a {kind.__name__}")
+    return value
+
+
+def _inputs(module, path: Path) -> list[np.ndarray]:
+    inputs = getattr(module, "INPUTS", None)
+    if not isinstance(inputs, (list, tuple)) or not inputs or not all(isinstance(a, np.ndarray) for a in inputs):
+        raise ExampleError(f"{path}: INPUTS must be a non-empty list of NumPy arrays (the model's positional "
+                           "arguments)")
+    return list(inputs)
+
+
+def _example_class(module, path: Path, base, base_name: str):
+    cls = getattr(module, "Example", None)
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise ExampleError(f"{path}: defines no class Example({base_name}) — the paired example's model must be "
+                           "called Example")
+    return cls
+
+
+def _build(cls, path: Path):
+    try:
+        return cls()
+    except Exception as exc:
+        raise ExampleError(f"{path}: Example() raised {type(exc).__name__}: {exc}") from exc
+
+
+def _values(a: np.ndarray) -> str:
+    flat = np.asarray(a, dtype=np.float64).ravel()
+    shown = " ".join(f"{v:.4f}" for v in np.round(flat[:SHOWN], 4) + 0.0)   # + 0.0: no "-0.0000"
+    return shown + (" ..." if flat.size > SHOWN else "")
+
+
+def _tol(x: float) -> str:
+    return np.format_float_scientific(x, trim="-", exp_digits=1) if x else "0"   # 1e-4, 1.5e-4
+
+
+def _text(report: CompareReport, expected, training: bool, rtol: float, atol: float) -> str:
+    lines = []
+    for name in expected.names("output"):
+        a = expected.tensors[name]
+        lines.append(f"{name} shape {tuple(int(s) for s in a.shape)}: {_values(a)}")
+    kinds = {kind: sum(1 for r in report.rows if r.kind == kind) for kind in ("output", "input-grad", "param-grad",
+                                                                              "buffer")}
+    grads = kinds["input-grad"] + kinds["param-grad"]
+    what = f"{kinds['output']} output{'s' if kinds['output'] != 1 else ''} and {grads} gradient{'s' if grads != 1 else ''}"
+    if kinds["buffer"]:
+        what += f" and {kinds['buffer']} buffer{'s' if kinds['buffer'] != 1 else ''}"
+    lines.append(f"{'train' if training else 'eval'} mode: {what} agree (rtol {_tol(rtol)}, atol {_tol(atol)})")
+    return "\n".join(lines) + "\n"
+
+
+def run_model_example(torch_path: str | Path, mindspore_path: str | Path) -> ExampleRun:
+    """Build both sides' Example, copy torch's weights into MindSpore's, run both once and compare; see the
+    module docstring. ExampleError naming the file when anything is wrong or the two differ."""
+    import mindspore
+    import torch
+
+    torch_path, mindspore_path = Path(torch_path), Path(mindspore_path)
+    tm = load_module(torch_path, "torch")
+    mm = load_module(mindspore_path, "mindspore")
+    torch_cls = _example_class(tm, torch_path, torch.nn.Module, "nn.Module")
+    ms_cls = _example_class(mm, mindspore_path, mindspore.nn.Cell, "nn.Cell")
+    settings = {}
+    for name, default, kind in (("TRAINING", False, bool), ("RTOL", RTOL, float), ("ATOL", ATOL, float)):
+        t, m = _setting(tm, torch_path, name, default, kind), _setting(mm, mindspore_path, name, default, kind)
+        if t != m:
+            raise ExampleError(f"{mindspore_path}: {name} = {m!r}, but {torch_path} has {t!r} — both sides must "
+                               "use the same setting")
+        settings[name] = t
+    inputs = _inputs(tm, torch_path)
+    ms_inputs = _inputs(mm, mindspore_path)
+    if len(inputs) != len(ms_inputs) or not all(a.dtype == b.dtype and np.array_equal(a, b)
+                                                for a, b in zip(inputs, ms_inputs)):
+        raise ExampleError(f"{mindspore_path}: INPUTS differ from {torch_path}'s — both sides must run on the same "
+                           "arrays")
+    with torch.random.fork_rng(devices=[]):   # seeded weights, and the caller's torch RNG left as it was
+        torch.manual_seed(0)
+        torch_model = _build(torch_cls, torch_path)
+    ms_model = _build(ms_cls, mindspore_path)
+    training, rtol, atol = settings["TRAINING"], settings["RTOL"], settings["ATOL"]
+    torch_model.train(training)
+    ms_model.set_train(training)
+    shown = copy.deepcopy(torch_model)     # for the values output.txt shows: compare keeps only the comparison
+    from .runs import run_torch
+    from .weights import WeightTransferError
+
+    try:
+        report = compare(torch_model, ms_model, inputs, rtol=rtol, atol=atol)
+    except WeightTransferError as exc:
+        raise ExampleError(f"{mindspore_path}: its Example does not hold the same weights as {torch_path}'s:\n"
+                           f"{exc}") from exc
+    except Exception as exc:
+        raise ExampleError(f"{mindspore_path} / {torch_path}: running the pair raised {type(exc).__name__}: "
+                           f"{exc}") from exc
+    if not report.passed:
+        raise ExampleError(f"{mindspore_path}: its Example differs from {torch_path}'s "
+                           f"({'train' if training else 'eval'} mode, torch's weights):\n{report}", report)
+    expected = run_torch(shown, inputs, seed=0)
+    return ExampleRun(torch_path, mindspore_path, training, report,
+                      _text(report, expected, training, rtol, atol))

@@ -1,0 +1,488 @@
+"""``recompat demo``: the whole job on the embedded example project (examples/).
+
+1. Translate examples/ into DIR (whole-model scope by default), keeping each changed file's diff for the report.
+2. For each example model of examples/train.py (``EXAMPLES``): build the torch model with checkpointing on, and its
+   twin with the same builder from the translated copy of tinynets (the builders take the package as a parameter, so
+   there is one table of the examples); transfer the torch weights, run one forward and one backward on each side on
+   the example's batch (dropout 0) and compare outputs, input gradients and parameter gradients.
+3. Write DIR/report.json and DIR/report.html (rendered by recompat.reports.html), print a table and where the report is.
+
+A model runs only when every project file it is built from translated without a manual site: such a file still holds
+torch code and would build a torch model, and torch compared with itself proves nothing. A model that fails to import,
+build, transfer or run is reported with the first line of the error and the file:line it came from, and the demo goes
+on with the others. Both packages are imported under unique names and removed from sys.modules afterwards, so neither
+shadows the other nor anything of the caller's.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+import types
+import uuid
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO
+
+JUDGED = ("output", "input-grad", "param-grad")    # what must agree; buffers are reported, not judged
+STATUSES = ("agree", "mismatch", "failed", "not-translated")
+RTOL, ATOL = 1e-4, 1e-4     # cross-framework float32: kernels sum in different orders (see compat/compare.py)
+SEED = 0
+
+
+class DemoError(Exception):
+    """Bad input for the demo (exit 2); the message names the file or folder and says what to do."""
+
+
+@dataclass
+class Settings:
+    src: Path                   # the example project
+    dest: Path                  # where the translation and the report go
+    style: str = "function"
+    scope: str = "model"
+    jobs: int = 1
+    models: list[str] | None = None   # None: every example
+    diff: bool = False          # also print the unified diff to stdout
+    verbose: bool = False       # the translator's per-site lines on stderr
+    run: bool = True            # False: translate and report only (no torch, no MindSpore)
+    rtol: float = RTOL
+    atol: float = ATOL
+
+
+@dataclass
+class ModelResult:
+    name: str
+    form: str                   # how the model calls checkpointing (train.py's Example.form)
+    files: list[str] = field(default_factory=list)   # the project files it is built from, relative to examples/
+    status: str = "not-translated"                    # one of STATUSES
+    reason: str = ""
+    translated: bool = False    # every file it is built from translated without a manual site
+    manual: int = 0             # manual sites left in those files
+    ran: bool = False           # both sides ran forward and backward
+    stage: str = ""             # where it failed: torch, import, build, transfer, run
+    errors: dict = field(default_factory=dict)       # kind -> {max_abs_err, passed, failed, total, worst}
+    buffers: dict = field(default_factory=dict)      # {total, differ: [names]}: BatchNorm statistics, not judged
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    compare: dict | None = None                      # CompareReport.to_dict()
+
+
+def _say(stderr: IO[str], text: str) -> None:
+    print(f"recompat: {text}", file=stderr, flush=True)
+
+
+def _shown(path: Path | str) -> str:
+    """A path as the user should read it: relative to the working folder when it is below it."""
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def check_output(src: Path, dest: Path) -> None:
+    """DemoError unless ``dest`` can hold the translated copy and the report."""
+    if dest.exists() and not dest.is_dir():
+        raise DemoError(f"-o {dest}: exists and is not a folder — name a folder for the translated project "
+                        "and the report")
+    s, d = src.resolve(), dest.resolve()
+    if d == s or s in d.parents:
+        raise DemoError(f"-o {dest}: is inside the example project {src} — the translation would be written into "
+                        "its own input; name a folder outside it (default: out/demo)")
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DemoError(f"-o {dest}: cannot create it ({exc.strerror or exc}) — name a folder you can write") from None
+    if not os.access(dest, os.W_OK | os.X_OK):
+        raise DemoError(f"-o {dest}: cannot write into it — name a folder you can write")
+
+
+# --------------------------------------------------------------------------------------------- importing
+
+def _load_package(folder: Path, tag: str, run_init: bool = True) -> str:
+    """Import ``folder`` as a package under a unique name; returns the name. ``run_init=False`` registers the package
+    without running its __init__.py, so that each module is imported on its own (one broken file fails only the
+    models built from it)."""
+    name = f"_recompat_demo_{tag}_{uuid.uuid4().hex[:8]}"
+    if run_init:
+        spec = importlib.util.spec_from_file_location(name, folder / "__init__.py",
+                                                      submodule_search_locations=[str(folder)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    else:
+        module = types.ModuleType(name)
+        module.__path__ = [str(folder)]
+        sys.modules[name] = module
+    return name
+
+
+def _unload(prefix: str) -> None:
+    for name in [n for n in sys.modules if n == prefix or n.startswith(prefix + ".")]:
+        del sys.modules[name]
+
+
+class _ImportFailed(Exception):
+    """A translated module did not import; the cause is chained."""
+
+
+class Translated:
+    """The translated tinynets, name by name, for train.py's builders: each name comes from the translated twin of the
+    torch file that defines it (the torch package tells which file that is)."""
+
+    def __init__(self, torch_nets: types.ModuleType, package: str):
+        self._torch_nets, self._package = torch_nets, package
+
+    def __getattr__(self, name: str):
+        origin = getattr(self._torch_nets, name).__module__.rsplit(".", 1)[-1]
+        try:
+            module = importlib.import_module(f"{self._package}.{origin}")
+        except Exception as exc:
+            raise _ImportFailed(f"tinynets/{origin}.py does not import") from exc
+        return getattr(module, name)
+
+
+def project_files(model, src: Path) -> list[str]:
+    """The files of the example project (relative to ``src``) that a torch model is built from: those defining its
+    module classes, and the project files they import (the mixer's checkpoint wrapper lives in utils.py)."""
+    root = src.resolve()
+    found: set[Path] = set()
+    for m in model.modules():
+        try:
+            f = Path(inspect.getsourcefile(type(m)) or "").resolve()
+        except TypeError:
+            continue
+        if root in f.parents:
+            found.add(f)
+    todo = list(found)
+    while todo:
+        path = todo.pop()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.level):
+                continue
+            base = path.parent
+            for _ in range(node.level - 1):
+                base = base.parent
+            stems = [node.module] if node.module else [a.name for a in node.names]
+            for stem in stems:
+                f = (base / (stem.replace(".", "/") + ".py")).resolve()
+                if f.is_file() and root in f.parents and f not in found:
+                    found.add(f)
+                    todo.append(f)
+    return sorted(str(f.relative_to(root)).replace(os.sep, "/") for f in found)
+
+
+# --------------------------------------------------------------------------------------------- errors
+
+def reason(exc: BaseException, roots: list[Path]) -> str:
+    """``file:line: Error: first line``: the place is the innermost frame in ``roots`` (the translated project, then
+    the examples), else the innermost frame."""
+    while isinstance(exc, _ImportFailed) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    lines = str(exc).strip().splitlines()
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    where = getattr(exc, "where", None)       # set where the error is raised here, about a file of the project
+    if where is not None:
+        pass
+    elif isinstance(exc, SyntaxError) and exc.filename:
+        where = (exc.filename, exc.lineno)
+    else:
+        frames = traceback.extract_tb(exc.__traceback__)
+        resolved = [r.resolve() for r in roots]
+        for root in resolved:
+            mine = [f for f in frames if root in Path(f.filename).resolve().parents]
+            if mine:
+                where = (mine[-1].filename, mine[-1].lineno)
+                break
+        if where is None and frames:
+            where = (frames[-1].filename, frames[-1].lineno)
+    return f"{_shown(where[0])}:{where[1]}: {text}" if where else text
+
+
+# --------------------------------------------------------------------------------------------- one model
+
+def _manual_sites(translation: dict, src: Path) -> dict[str, list[str]]:
+    """Project file (relative to src) -> what keeps it from being translated: its manual sites, or its error."""
+    out: dict[str, list[tuple]] = {}
+    root = src.resolve()
+    for f in translation["files"]:
+        path = Path(f["path"]).resolve()
+        if root not in path.parents:
+            continue
+        rel = str(path.relative_to(root)).replace(os.sep, "/")
+        if f.get("error"):
+            out.setdefault(rel, []).append((0, 0, f"{f['path']}: {f['error']}"))
+        for s in f.get("sites", ()):
+            if s["status"] == "manual":
+                d = next((d for d in s["diagnostics"] if d["status"] == "manual"), None)
+                what = f"{d['code']} {d['message']}" if d else s["api"]
+                out.setdefault(rel, []).append((s["line"], s["col"], f"{s['path']}:{s['line']}:{s['col']}: {what}"))
+    return {rel: [text for *_, text in sorted(found, key=lambda x: x[:2])] for rel, found in out.items()}
+
+
+def check_model(example, train, translated: Translated, settings: Settings, blocked: dict[str, list[str]]) -> ModelResult:
+    """Build, transfer, run and compare one example model; never raises for a model's own failure."""
+    import mindspore
+    import torch
+
+    from recompat.compat import compare_results, run_mindspore, run_torch, transfer_weights
+
+    start = time.perf_counter()
+    res = ModelResult(example.name, example.form)
+    roots = [settings.dest, settings.src]
+    stage = "torch"
+    try:
+        torch.manual_seed(SEED)
+        tmodel = example.build(train.tinynets, True, 0.0)
+        tmodel.train()
+        inputs = [t.numpy() for t in example.batch(SEED)[0]]
+        res.files = project_files(tmodel, settings.src)
+        left = [(rel, why) for rel in res.files for why in blocked.get(rel, ())]   # in file and line order
+        if left:
+            n = res.manual = len(left)
+            res.reason = (f"{n} manual site{'s' if n != 1 else ''} left in "
+                          f"{', '.join(sorted({rel for rel, _ in left}))}; first: {left[0][1]}")
+            return res
+        res.translated = True
+        stage = "build"
+        mindspore.set_seed(SEED)
+        cell = example.build(translated, True, 0.0)
+        if not isinstance(cell, mindspore.nn.Cell):
+            kind = "a torch.nn.Module" if isinstance(cell, torch.nn.Module) else f"a {type(cell).__qualname__}"
+            exc = TypeError(f"the translated {type(cell).__name__} is {kind}, not a MindSpore Cell: its file still "
+                            "builds a torch model (was it translated with --scope checkpoint?)")
+            exc.where = (inspect.getsourcefile(type(cell)), inspect.getsourcelines(type(cell))[1])
+            raise exc
+        cell.set_train(True)
+        stage = "transfer"
+        transfer = transfer_weights(tmodel, cell)
+        res.warnings = list(transfer.warnings)
+        stage = "run"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # torch's use_reentrant notice: two examples leave it out on purpose
+            expected = run_torch(tmodel, inputs, seed=SEED)
+            actual = run_mindspore(cell, inputs, seed=SEED, name_map=transfer.name_map)
+        res.ran = True
+        stage = "compare"
+        report = compare_results(expected, actual, rtol=settings.rtol, atol=settings.atol)
+    except Exception as exc:
+        res.status, res.stage = "failed", "import" if isinstance(exc, _ImportFailed) else stage
+        res.reason = f"{res.stage}: {reason(exc, roots)}"
+        return res
+    finally:
+        res.seconds = round(time.perf_counter() - start, 3)
+
+    judged = [r for r in report.rows if r.kind in JUDGED]
+    for kind in JUDGED:
+        rows = [r for r in judged if r.kind == kind]
+        if not rows:
+            continue
+        errs = [r for r in rows if r.max_abs_err is not None]
+        worst = max(errs, key=lambda r: r.max_abs_err) if errs else None
+        res.errors[kind] = {"max_abs_err": worst.max_abs_err if worst else None, "worst": worst.name if worst else "",
+                            "passed": all(r.passed for r in rows), "failed": sum(not r.passed for r in rows),
+                            "total": len(rows)}
+    buffers = [r for r in report.rows if r.kind == "buffer"]
+    res.buffers = {"total": len(buffers), "differ": [r.name for r in buffers if not r.passed]}
+    failed = [r for r in judged if not r.passed]
+    res.compare = report.to_dict()
+    if judged and not failed:
+        res.status = "agree"
+        return res
+    res.status = "mismatch"
+    if not judged:
+        res.reason = "nothing was compared: neither side produced an output or a gradient"
+    else:
+        worst = max(failed, key=lambda r: -1 if r.max_abs_err is None else r.max_abs_err)
+        res.reason = (f"{len(failed)} of {len(judged)} tensors outside rtol {settings.rtol:g}, atol {settings.atol:g}; "
+                      f"e.g. {worst.name}: {worst.message}")
+    return res
+
+
+# --------------------------------------------------------------------------------------------- the pipeline
+
+def _apis(translation: dict) -> list[dict]:
+    """Per source API: occurrences and how they went, the most manual first."""
+    table: dict[str, dict] = {}
+    for f in translation["files"]:
+        for s in f.get("sites", ()):
+            row = table.setdefault(s["api"], {"api": s["api"], "occurrences": 0, "converted": 0, "partial": 0,
+                                              "manual": 0})
+            row["occurrences"] += 1
+            row[s["status"]] += 1
+    return sorted(table.values(), key=lambda r: (-r["manual"], -r["occurrences"], r["api"]))
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version()}
+    for name in ("torch", "mindspore", "numpy"):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            out[name] = getattr(mod, "__version__", "?")
+    return out
+
+
+def run(settings: Settings, *, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
+    """The demo; 0 when the pipeline ran (whatever the models did), 2 on bad input (DemoError is turned into 2)."""
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+    try:
+        return _run(settings, stdout, stderr)
+    except DemoError as exc:
+        print(f"recompat: error: {exc}", file=stderr)
+        return 2
+
+
+def _run(settings: Settings, stdout: IO[str], stderr: IO[str]) -> int:
+    from recompat import __version__
+    from recompat.reports import ReportError, html, runs, write_atomic
+    from recompat.translator import engine
+
+    src, dest = settings.src, settings.dest
+    if settings.run and not (src / "train.py").is_file():
+        raise DemoError(f"{src / 'train.py'}: missing — the demo builds each model the way examples/train.py does; "
+                        "restore it, or give --no-run to translate and report only")
+    check_output(src, dest)
+    started = time.perf_counter()
+    steps = 3 if settings.run else 2
+    prefixes: list[str] = []
+    saved_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True      # no __pycache__ in examples/ or in the translated copy
+    try:
+        chosen, train = [], None
+        if settings.run:
+            _say(stderr, f"loading torch and the example project ({_shown(src / 'train.py')}) ...")
+            prefixes.append(_load_package(src, "torch"))
+            train = importlib.import_module(f"{prefixes[-1]}.train")
+            names = [e.name for e in train.EXAMPLES]
+            unknown = [n for n in settings.models or () if n not in names]
+            if unknown:
+                raise DemoError(f"--model {', '.join(unknown)}: no such example model in {_shown(src / 'train.py')} — "
+                                f"choose from {', '.join(names)}")
+            chosen = [e for e in train.EXAMPLES if not settings.models or e.name in settings.models]
+
+        _say(stderr, f"[1/{steps}] translating {_shown(src)}/ into {_shown(dest)}/ (scope {settings.scope}, "
+                     f"style {settings.style}) ...")
+        opts = engine.Options(paths=[_shown(src)], to="mindspore", style=settings.style, scope=settings.scope,
+                              output=str(dest), diff=settings.diff, jobs=settings.jobs, quiet=not settings.verbose)
+        try:
+            translation = runs.translation_doc(opts, stdout=stdout, stderr=stderr)
+        except engine.UsageError as exc:
+            raise DemoError(str(exc)) from None
+
+        results: list[ModelResult] = []
+        if settings.run:
+            _say(stderr, f"[2/{steps}] running {len(chosen)} example model{'s' if len(chosen) != 1 else ''}: torch "
+                         "with checkpointing vs its translation, same weights and batch ...")
+            blocked = _manual_sites(translation, src)
+            importlib.import_module("mindspore")    # loaded before the first model, so that its time is not charged to one
+
+            prefixes.append(_load_package(dest / "tinynets", "mindspore", run_init=False))
+            translated = Translated(train.tinynets, prefixes[-1])
+            for example in chosen:
+                r = check_model(example, train, translated, settings, blocked)
+                results.append(r)
+                _say(stderr, f"  {r.name}: {_verdict(r)} ({r.seconds:.1f} s)")
+
+        doc = {"kind": "recompat-demo", "tool": "recompat", "version": __version__,
+               "source": _shown(src), "output": _shown(dest),
+               "settings": {"scope": settings.scope, "style": settings.style, "rtol": settings.rtol,
+                            "atol": settings.atol, "seed": SEED, "dropout": 0.0, "ms_mode": "pynative",
+                            "run": settings.run, "models": settings.models},
+               "versions": _versions(), "seconds": round(time.perf_counter() - started, 2),
+               "totals": _totals(results, translation), "apis": _apis(translation),
+               "models": [asdict(r) for r in results], "translation": translation}
+        _say(stderr, f"[{steps}/{steps}] writing the report ...")
+        page, beside = dest / "report.html", dest / "report.json"
+        try:
+            write_atomic(beside, json.dumps(doc, indent=1, ensure_ascii=False, default=str) + "\n")
+            html.write(doc, page, source=beside.name)
+        except ReportError as exc:
+            raise DemoError(str(exc)) from None
+    finally:
+        sys.dont_write_bytecode = saved_bytecode
+        for prefix in prefixes:
+            _unload(prefix)
+    print_summary(doc, page, beside, stdout)
+    return 0
+
+
+def _totals(results: list[ModelResult], translation: dict) -> dict:
+    s = translation["summary"]
+    return {"models": len(results), "translated": sum(r.translated for r in results),
+            "ran": sum(r.ran for r in results), **{k: sum(r.status == k for r in results) for k in STATUSES},
+            "files": s["files_scanned"], "files_failed": s["files_failed"], "sites": s["sites"],
+            "conversion_rate": s["conversion_rate"]}
+
+
+# --------------------------------------------------------------------------------------------- stdout
+
+def _verdict(r: ModelResult) -> str:
+    """One short line per model for the progress output; the table and the report say more."""
+    if r.status == "agree":
+        worst = max((e["max_abs_err"] or 0.0 for e in r.errors.values()), default=0.0)
+        return f"agree (largest abs error {worst:.2g})"
+    if r.status == "mismatch":
+        return "MISMATCH: " + r.reason.split(";", 1)[0]
+    if r.status == "failed":
+        return r.reason
+    return f"not translated ({r.manual} manual site{'s' if r.manual != 1 else ''} left)"
+
+
+def _cell(errors: dict, kind: str) -> str:
+    e = errors.get(kind)
+    if not e:
+        return "-"
+    err = "-" if e["max_abs_err"] is None else f"{e['max_abs_err']:.1e}"
+    return f"{'ok' if e['passed'] else 'FAIL'} {err}"
+
+
+def table(doc: dict) -> str:
+    """The models as a plain-text table, one line each."""
+    header = ("model", "translated", "ran", "output", "input grad", "param grad", "result")
+    lines = [header]
+    for r in doc["models"]:
+        if r["translated"]:
+            tr = "yes"
+        else:
+            tr = f"no ({r['manual']} manual)" if r["manual"] else "no"
+        lines.append((r["name"], tr, "yes" if r["ran"] else "no", *(_cell(r["errors"], k) for k in JUDGED),
+                      r["status"] + (f" ({r['stage']})" if r["status"] == "failed" else "")))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
+
+
+def print_summary(doc: dict, page: Path, beside: Path, out: IO[str]) -> None:
+    t = doc["totals"]
+    sites = t["sites"]
+    rate = t["conversion_rate"]
+    print(f"translation: {t['files']} files, {sites['total']} API occurrences: {sites['converted']} converted, "
+          f"{sites['partial']} partial, {sites['manual']} manual; conversion rate "
+          f"{'n/a' if rate is None else f'{100 * rate:.1f}%'} (by occurrence)"
+          + (f"; {t['files_failed']} files could not be processed" if t["files_failed"] else ""), file=out)
+    manual = [a for a in doc["apis"] if a["manual"]]
+    if manual:
+        print("most left by hand: " + ", ".join(f"{a['api']} ({a['manual']})" for a in manual[:5])
+              + (f", and {len(manual) - 5} more APIs" if len(manual) > 5 else ""), file=out)
+    if doc["models"]:
+        print(file=out)
+        print(table(doc), file=out)
+        for r in doc["models"]:
+            if r["status"] != "agree":
+                text = f"  {r['name']}: {r['reason']}"
+                print(text if len(text) <= 200 else text[:197] + "...", file=out)
+        tol = f"rtol {doc['settings']['rtol']:g}, atol {doc['settings']['atol']:g}"
+        print(f"\nmodels: {t['models']}, translated {t['translated']}, ran {t['ran']}, agree {t['agree']}, "
+              f"mismatch {t['mismatch']}, failed {t['failed']}, not yet translatable {t['not-translated']} "
+              f"(outputs, input and parameter gradients vs torch, {tol})", file=out)
+        if t["not-translated"]:
+            one = t["not-translated"] == 1
+            print(f"{t['not-translated']} model{' is' if one else 's are'} not yet convertible: "
+                  f"{'its' if one else 'their'} files keep manual sites (APIs outside the core set, or mappings without a passing paired "
+                  "example); the report lists each one", file=out)
+    print(f"report: {_shown(page)} (its JSON: {_shown(beside)})", file=out)

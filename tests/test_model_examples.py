@@ -1,0 +1,254 @@
+"""The core API set's paired examples: each is a model file on its source side and the translator's output on the
+other; the differential harness proves the pair (recompat.compat.examples) and output.txt records what it found.
+
+Every core entry has one, its generated side is what `recompat translate --scope model` gives now, the pair agrees
+and output.txt is what run_model_example prints; a planted bug on the MindSpore side makes the pair fail, naming
+the difference; `recompat docs --check` notices a stale generated side, `--run-examples` regenerates it and leaves
+no output.txt for a pair that fails; the pages show both sides and what the harness recorded.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from recompat import mappings
+from recompat.compat.examples import SHOWN, ExampleError, run_model_example
+from recompat.reports import docs
+
+CORE = [e for e in mappings.default().entries if e.rule in mappings.CORE_RULES]
+IDS = [e.id for e in CORE]
+
+TORCH_LINEAR = '''\
+"""nn.Linear: renamed parameters, same weight layout."""
+import numpy as np
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 4)]
+'''
+
+# hand-written pairs for the harness alone (no translation): a Linear and a BatchNorm in train mode
+TORCH_BN = '''\
+import numpy as np
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 3)
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return self.bn(self.layer(x))
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)]
+TRAINING = True
+'''
+MS_BN = '''\
+import numpy as np
+from mindspore import nn
+
+
+class Example(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Dense(4, 3{bias})
+        self.bn = nn.BatchNorm1d(3, momentum={momentum})
+
+    def construct(self, x):
+        return self.bn(self.layer(x))
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)]
+TRAINING = True
+'''
+
+
+def _pair(tmp_path, torch_code=TORCH_BN, ms_code=MS_BN.format(bias="", momentum=0.9)) -> tuple[Path, Path]:
+    t, m = tmp_path / "torch_example.py", tmp_path / "mindspore_example.py"
+    t.write_text(torch_code, encoding="utf-8")
+    m.write_text(ms_code, encoding="utf-8")
+    return t, m
+
+
+# ------------------------------------------------------------------------------------- the committed examples
+
+@pytest.mark.parametrize("entry", CORE, ids=IDS)
+def test_generated_side_is_what_translation_gives_now(entry):
+    source, target = docs.sides(entry)
+    folder = docs.examples_root() / entry.id
+    assert (folder / f"{source}_example.py").is_file(), (
+        f"{entry.id}: no paired example — write {folder / f'{source}_example.py'} (a model `Example` and its "
+        "`INPUTS`), then run `recompat docs --run-examples`")
+    path, data, _ = docs.generated_example(entry)
+    assert path.is_file() and path.read_bytes() == data, (
+        f"{path} is not what `recompat translate --scope model` gives now: run `recompat docs --run-examples`")
+    for side in (source, target):
+        api = getattr(entry, side)["api"].rsplit(".", 1)[-1]
+        assert api in (folder / f"{side}_example.py").read_text(encoding="utf-8"), \
+            f"{entry.id}: the {side} side does not use {api}"
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("entry", CORE, ids=IDS)
+def test_paired_example_agrees_under_the_harness_and_output_txt_records_it(entry):
+    ex = docs.example_for(entry.id)
+    assert ex is not None, f"{entry.id}: no paired example — run `recompat docs --run-examples`"
+    run = run_model_example(ex.torch_path, ex.mindspore_path)   # raises, naming the file, when the pair differs
+    assert run.ok
+    assert ex.output == run.text, (f"{ex.output_path} is not what the harness prints: run "
+                                   "`recompat docs --run-examples` and commit")
+    page = (docs.repo_docs() / "en" / f"{entry.id}.md").read_text(encoding="utf-8")
+    assert run.text.rstrip() in page and ex.torch_code.rstrip() in page and ex.mindspore_code.rstrip() in page
+
+
+# -------------------------------------------------------------------------------------------------- the harness
+
+@pytest.mark.runtime
+def test_a_pair_that_agrees_gives_the_same_text_every_time_and_leaves_no_trace(tmp_path):
+    import torch
+
+    t, m = _pair(tmp_path)
+    rng = torch.get_rng_state()
+    first = run_model_example(t, m)
+    assert first.ok and first.training
+    assert first.text == run_model_example(t, m).text
+    lines = first.text.splitlines()
+    assert lines[0].startswith("output shape (3, 3): ") and len(lines[0].split(": ")[1].split()) == SHOWN + 1   # and ...
+    assert lines[-1] == "train mode: 1 output and 5 gradients and 2 buffers agree (rtol 1e-4, atol 1e-5)"
+    assert not [m for m in sys.modules if m.startswith("_recompat_example")], "example modules stay out of sys.modules"
+    assert torch.equal(torch.get_rng_state(), rng), "the caller's torch RNG is left as it was"
+
+
+@pytest.mark.runtime
+def test_planted_bug_dense_without_bias_is_named(tmp_path):
+    t, m = _pair(tmp_path, ms_code=MS_BN.format(bias=", has_bias=False", momentum=0.9))
+    with pytest.raises(ExampleError) as caught:
+        run_model_example(t, m)
+    message = str(caught.value)
+    assert message.startswith(str(m)) and str(t) in message
+    assert "'layer.bias'" in message and "has no bias" in message
+
+
+@pytest.mark.runtime
+def test_planted_bug_wrong_batchnorm_momentum_is_named(tmp_path):
+    t, m = _pair(tmp_path, ms_code=MS_BN.format(bias="", momentum=0.1))   # torch's 0.1 is MindSpore's 0.9
+    with pytest.raises(ExampleError) as caught:
+        run_model_example(t, m)
+    message = str(caught.value)
+    assert message.startswith(str(m))
+    assert "bn.running_mean" in message and "bn.running_var" in message and "momentum=0.9" in message
+    report = caught.value.report
+    assert report is not None and {r.name for r in report.failures} == {"bn.running_mean", "bn.running_var"}
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("ms_code,expected", [
+    ("import numpy as np\nfrom mindspore import nn\nclass Example(nn.Cell:\n", "importing it raised SyntaxError"),
+    ("import numpy as np\nfrom mindspore import nn\nclass Model(nn.Cell):\n    pass\nINPUTS = [np.zeros(1)]\n",
+     "defines no class Example(nn.Cell)"),
+    (MS_BN.format(bias="", momentum=0.9).replace("TRAINING = True", "TRAINING = False"),
+     "TRAINING = False, but"),
+    (MS_BN.format(bias="", momentum=0.9).replace("(3, 4)", "(4, 3)"), "INPUTS differ"),
+], ids=["syntax", "no-example", "training", "inputs"])
+def test_a_broken_side_is_a_clear_error_naming_the_file(tmp_path, ms_code, expected):
+    t, m = _pair(tmp_path, ms_code=ms_code)
+    with pytest.raises(ExampleError) as caught:
+        run_model_example(t, m)
+    assert str(caught.value).startswith(str(m)) and expected in str(caught.value)
+
+
+# ------------------------------------------------------------------------------------- generating and checking
+
+def _examples(tmp_path, torch_code=TORCH_LINEAR) -> Path:
+    root = tmp_path / "examples"
+    (root / "linear").mkdir(parents=True)
+    (root / "linear" / "torch_example.py").write_text(torch_code, encoding="utf-8")
+    return root
+
+
+def test_check_notices_a_missing_or_stale_generated_side(tmp_path):
+    entry = mappings.default().entry("linear")
+    root = _examples(tmp_path)
+    generated = root / "linear" / "mindspore_example.py"
+    assert docs.check_examples([entry], root) == [f"{generated}: missing — run `recompat docs --run-examples` "
+                                                  "to generate it"]
+    path, data, _ = docs.generated_example(entry, root)
+    assert path == generated and data.startswith(b"# Generated by `recompat translate --scope model` from "
+                                                 b"torch_example.py: do not edit;")
+    assert b"nn.Dense(4, 3)" in data and b"def construct(self, x):" in data
+    generated.write_bytes(data)
+    assert docs.check_examples([entry], root) == []
+    generated.write_bytes(data.replace(b"Dense(4, 3)", b"Dense(4, 3, has_bias=False)"))
+    [line] = docs.check_examples([entry], root)
+    assert line.startswith(f"{generated}: differs from what `recompat translate --scope model` gives now")
+    shutil.rmtree(root / "linear")
+    (root / "linear").mkdir()
+    (root / "linear" / "mindspore_example.py").write_bytes(data)
+    [line] = docs.check_examples([entry], root)
+    assert line.startswith(f"{root / 'linear' / 'torch_example.py'}: missing — write the PyTorch side")
+
+
+@pytest.mark.runtime
+def test_run_examples_generates_the_other_side_and_records_only_a_pair_that_agrees(tmp_path):
+    entry = mappings.default().entry("linear")
+    root = _examples(tmp_path)
+    logged = []
+    assert docs.record_examples([entry], root, log=logged.append) == []
+    folder = root / "linear"
+    output = (folder / "output.txt").read_text(encoding="utf-8")
+    assert output == run_model_example(folder / "torch_example.py", folder / "mindspore_example.py").text
+    assert logged == [f"generated {folder / 'mindspore_example.py'}", f"recorded {folder / 'output.txt'}"]
+    logged.clear()
+    assert docs.record_examples([entry], root, log=logged.append) == [] and logged == [], "nothing to redo"
+
+    # a layer outside the core API set stays torch's: the pair cannot run, and the entry is unproven again
+    (folder / "torch_example.py").write_text(TORCH_LINEAR.replace("nn.Linear(4, 3)", "nn.Bilinear(4, 4, 3)")
+                                             .replace("self.layer(x)", "self.layer(x, x)"), encoding="utf-8")
+    [problem] = docs.record_examples([entry], root, log=logged.append)
+    assert problem.startswith("linear: unproven: ") and "RC301" in problem
+    assert not (folder / "output.txt").exists()
+    assert f"removed {folder / 'output.txt'}" in logged
+
+
+def test_pages_show_both_sides_and_what_the_harness_recorded(tmp_path):
+    folder = tmp_path / "mappings"
+    shutil.copytree(mappings.HERE, folder, ignore=shutil.ignore_patterns("__pycache__", "examples"))
+    ex = folder / "examples" / "linear"
+    ex.mkdir(parents=True)
+    (ex / "torch_example.py").write_text(TORCH_LINEAR, encoding="utf-8")
+    (ex / "mindspore_example.py").write_text("# generated\nclass Example: ...\n", encoding="utf-8")
+    recorded = "output shape (2, 3): 0.1 0.2\neval mode: 1 output and 3 gradients agree (rtol 1e-4, atol 1e-5)\n"
+    (ex / "output.txt").write_text(recorded, encoding="utf-8")
+    files = {k: v.decode("utf-8") for k, v in docs.build(mappings_folder=folder).items()}
+    for lang in docs.LANGS:
+        md = files[f"{lang}/linear.md"]
+        assert TORCH_LINEAR.rstrip() in md and "class Example: ..." in md and recorded.rstrip() in md
+        assert md.index(TORCH_LINEAR.rstrip()) < md.index("class Example: ...") < md.index(recorded.rstrip())
+        assert "recompat.compat.compare" in md and "recompat translate --scope model" in md
+        assert docs._TEXT[lang]["harness_says"] in md and docs._TEXT[lang]["unproven"] not in md
+        assert "behaviours.md" not in md, "the recompute guide belongs to the checkpoint pages"
+    (ex / "output.txt").unlink()
+    files = {k: v.decode("utf-8") for k, v in docs.build(mappings_folder=folder).items()}
+    assert docs._TEXT["en"]["unproven"] in files["en/linear.md"]
+    assert docs._TEXT["en"]["harness_says"] not in files["en/linear.md"]
+    shutil.rmtree(ex)
+    files = {k: v.decode("utf-8") for k, v in docs.build(mappings_folder=folder).items()}
+    assert "add `mappings/examples/linear/torch_example.py` (a model `Example`" in files["en/linear.md"]
+    doc_entry = next(e for e in json.loads(files["mappings.json"])["entries"] if e["id"] == "linear")
+    assert doc_entry["direction"] == "both-ways" and doc_entry["example"] is None
