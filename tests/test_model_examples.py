@@ -104,8 +104,29 @@ def test_generated_side_is_what_translation_gives_now(entry):
             f"{entry.id}: the {side} side does not use {api}"
 
 
+# Entries whose pair does not agree yet: no output.txt, so the translator leaves their API as it is (RC302).
+# Strict: the day one agrees, record it (`recompat docs --run-examples`) and take it off this list.
+UNPROVEN = {
+    "f_layer_norm": "MindSpore 2.10's ops.layer_norm has no CPU kernel, and the translated model reads "
+                    "LayerNorm.weight/bias (MindSpore: gamma/beta)",
+    "tensor_class": "torch.Tensor(ints) is float32, mindspore.Tensor(ints) int64: the call needs "
+                    "dtype=mindspore.float32, which the translation does not write yet",
+}
+
+
+def _unproven(entries):
+    return [pytest.param(e, marks=pytest.mark.xfail(reason=UNPROVEN[e.id], strict=True)) if e.id in UNPROVEN
+            else e for e in entries]
+
+
+def test_unproven_entries_have_no_output_txt():
+    for entry_id in UNPROVEN:
+        assert not (docs.examples_root() / entry_id / "output.txt").exists(), entry_id
+        assert not mappings.default().entry(entry_id).proven, entry_id
+
+
 @pytest.mark.runtime
-@pytest.mark.parametrize("entry", CORE, ids=IDS)
+@pytest.mark.parametrize("entry", _unproven(CORE), ids=IDS)
 def test_paired_example_agrees_under_the_harness_and_output_txt_records_it(entry):
     ex = docs.example_for(entry.id)
     assert ex is not None, f"{entry.id}: no paired example — run `recompat docs --run-examples`"
