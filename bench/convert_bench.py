@@ -77,7 +77,7 @@ def call_sites(path: str, to: str, sites: list) -> list[bool]:
     that text, not in the file: a file whose checkpoint sites were rewritten has its model sites shifted. So the
     checkpoint pass's sites (the first ones) are matched against the file, the others against whichever of the file
     and the checkpoint pass's output their positions fit (every site starts a node there)."""
-    from recompat.translator import translate_bytes
+    from recompat.translator.translate import translate_bytes
 
     try:
         data = Path(path).read_bytes()

@@ -289,7 +289,7 @@ def generated_example(entry, root: Path | None = None) -> tuple[Path, bytes, lis
     """(path, what it must hold, the translator's notes) for the generated side of a core entry's example: the
     hand-written side translated with ``scope="model"`` under the GENERATED header. ReportError naming the file
     when there is no hand-written side or the translator refuses it."""
-    from recompat.translator import TranslateError, translate_bytes
+    from recompat.translator.translate import TranslateError, translate_bytes
 
     source, target = sides(entry)
     folder = (root or examples_root()) / entry.id

@@ -19,8 +19,8 @@ import yaml
 
 from recompat import mappings
 from recompat.mappings import CORE_RULES, Entry, MappingError, Param
-from recompat.translator import translate_bytes
-from recompat.translator.model import STATUSES
+from recompat.translator.translate import translate_bytes
+from recompat.translator.results import STATUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 MAPPINGS = Path(mappings.__file__).parent

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from recompat import mappings
-from recompat.translator import translate_bytes
+from recompat.translator.translate import translate_bytes
 
 M = mappings.default()
 CHECKPOINT = M.entry("checkpoint")

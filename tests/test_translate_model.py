@@ -16,7 +16,7 @@ import pytest
 
 from recompat import mappings
 from recompat.cli import main
-from recompat.translator import translate_bytes
+from recompat.translator.translate import translate_bytes
 
 DATA = Path(__file__).parent / "data" / "core_entries.yaml"
 UNPROVEN = {"t_gelu"}    # no output.txt: not translated (RC302)

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from recompat.translator import TranslateError, translate_bytes
+from recompat.translator.translate import TranslateError, translate_bytes
 
 
 def translate(code: str, style: str = "function"):

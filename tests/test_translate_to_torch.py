@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recompat.cli import main
-from recompat.translator import translate_bytes
+from recompat.translator.translate import translate_bytes
 
 
 def to_torch(code: str, path: str = "m.py"):

@@ -31,7 +31,7 @@ import pytest
 import mindspore as ms
 from mindspore import Tensor, nn
 
-from recompat.translator import translate_bytes
+from recompat.translator.translate import translate_bytes
 
 pytestmark = pytest.mark.runtime
 

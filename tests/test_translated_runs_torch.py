@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.utils.checkpoint
 
-from recompat.translator import translate_bytes
+from recompat.translator.translate import translate_bytes
 
 LAYERS = {                       # MindSpore text -> torch text, outside the recompute sites
     "from mindspore import nn, ops": "from torch import nn",

@@ -36,7 +36,7 @@ import mindspore as ms
 
 from recompat.compat import compare, zoo
 from recompat.compat.seeds import code_blocks
-from recompat.translator import translate_bytes
+from recompat.translator.translate import translate_bytes
 
 pytestmark = pytest.mark.runtime
 

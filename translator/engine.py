@@ -25,9 +25,9 @@ from typing import IO, Callable, Iterable, Iterator
 
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
-from recompat.translator import DIRECTIONS as TARGETS
-from recompat.translator import MODEL_TRIGGERS, SCOPES, STYLES, TRIGGERS, translate_bytes
-from recompat.translator.model import STATUSES, FileResult, TranslateError
+from recompat.translator.translate import DIRECTIONS as TARGETS
+from recompat.translator.translate import MODEL_TRIGGERS, SCOPES, STYLES, TRIGGERS, translate_bytes
+from recompat.translator.results import STATUSES, FileResult, TranslateError
 
 # Directories never walked into (below a given root; a root named explicitly is always walked).
 SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox"})

@@ -16,7 +16,7 @@ import re
 
 from recompat.mappings import Entry, Mappings
 from recompat.translator import edits, names
-from recompat.translator.model import Diagnostic, Site
+from recompat.translator.results import Diagnostic, Site
 from recompat.translator.source import Source
 
 CHECKPOINT = "torch.utils.checkpoint.checkpoint"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from recompat.mappings import Entry, Mappings
 from recompat.translator import convert, edits, names
-from recompat.translator.model import Diagnostic, Site
+from recompat.translator.results import Diagnostic, Site
 from recompat.translator.source import Source
 
 OTHER = {"mindspore": "torch", "torch": "mindspore"}

@@ -12,7 +12,7 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from recompat.translator.model import TranslateError
+from recompat.translator.results import TranslateError
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _TEMPLATE_NEWLINE = re.compile(r"(?<!\r)\n")   # a "\n" that is not already the end of a "\r\n"

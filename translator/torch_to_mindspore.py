@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from recompat.mappings import Entry, Mappings, Param
 from recompat.translator import edits, names
 from recompat.translator.edits import remove_arguments
-from recompat.translator.model import Diagnostic, Site
+from recompat.translator.results import Diagnostic, Site
 from recompat.translator.source import Source
 
 PARTIAL = "functools.partial"
