@@ -37,9 +37,9 @@ from typing import Any, Callable
 import torch
 from torch.utils.checkpoint import checkpoint as _torch_checkpoint
 
-__all__ = ["recompute", "mark_recompute", "unmark_recompute", "is_marked", "OutputRecomputeWarning"]
+from recompat import mappings
 
-_CELL_RECOMPUTE_KEYS = ("mp_comm_recompute", "parallel_optimizer_comm_recompute", "recompute_slice_activation")
+__all__ = ["recompute", "mark_recompute", "unmark_recompute", "is_marked", "OutputRecomputeWarning"]
 
 
 class OutputRecomputeWarning(UserWarning):
@@ -142,10 +142,12 @@ def mark_recompute(module: torch.nn.Module, *, use_reentrant: bool = True, outpu
     """
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"mark_recompute expects a torch.nn.Module, got {type(module).__name__}")
+    # Cell.recompute's auto-parallel keys: the only keyword arguments it takes besides its own
+    allowed = [p.mindspore for p in mappings.default().entry("cell_recompute").params if p.parallel]
     for key in kwargs:
-        if key not in _CELL_RECOMPUTE_KEYS:
+        if key not in allowed:
             raise ValueError(f"For 'recompute', keyword '{key}' is not recognized! the key kwargs must be "
-                             "'mp_comm_recompute', 'parallel_optimizer_comm_recompute', 'recompute_slice_activation'")
+                             + ", ".join(f"'{k}'" for k in allowed))
     options = dict(use_reentrant=use_reentrant, output_recompute=output_recompute, early_stop=early_stop,
                    context_fn=context_fn)
     current = module.__dict__.get("forward")

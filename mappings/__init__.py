@@ -35,6 +35,7 @@ class Param:
     when_dynamic: dict | None = None        # ... and when use_reentrant is decided at run time
     convert: str | None = None              # core API set: how the value changes on the way (translator/convert.py)
     fill: bool = True                       # core API set: write a left-out source default when the defaults differ
+    parallel: bool = False                  # a MindSpore auto-parallel option of Cell.recompute (schema.json)
 
     @property
     def codes(self) -> tuple[tuple[str, str], ...]:

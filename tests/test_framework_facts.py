@@ -432,6 +432,21 @@ def test_g_cell_recompute_rejects_unknown_and_positional_arguments(pynative):
         make().block.recompute(False)
 
 
+def test_g_cell_recompute_takes_exactly_the_parallel_keys_the_mappings_name(pynative):
+    """mappings/recompute.yaml marks Cell.recompute's auto-parallel options `parallel: true`: the translator takes a
+    call passing one for a Cell's, and compat.torch.mark_recompute accepts exactly these."""
+    from recompat import mappings
+
+    entry = mappings.default().entry("cell_recompute")
+    parallel = [p.mindspore for p in entry.params if p.parallel]
+    assert parallel
+    for key in parallel:
+        make().block.recompute(**{key: True})
+    own = set(inspect.signature(nn.Cell.recompute).parameters) - {"self", "kwargs"}
+    named = {p.mindspore for p in entry.params if not p.parallel and p.mindspore and not p.mindspore.startswith("*")}
+    assert named and named <= own
+
+
 # --------------------------------------------------------------------------- h. early_stop crash
 
 class ConvBlock(nn.Cell):

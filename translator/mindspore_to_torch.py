@@ -16,7 +16,9 @@ import re
 
 from recompat.mappings import Entry, Mappings
 from recompat.translator import edits, names
-from recompat.translator.results import Diagnostic, Site
+from recompat.translator.results import Site
+from recompat.translator.rules import Rules
+from recompat.translator.sites import SiteLog, literal_flag
 from recompat.translator.source import Source
 
 CHECKPOINT = "torch.utils.checkpoint.checkpoint"
@@ -29,17 +31,10 @@ CELL_MODULES = ("mindspore.nn.", "mindspore.mint.nn.", "torch.nn.")
 PRIMITIVE_MODULES = ("mindspore.ops.",)
 
 CELL, PRIMITIVE, OTHER, UNKNOWN = "cell", "primitive", "other", "unknown"
-# The rules a `source: mindspore` mapping entry may name: the function form, and marks whose calls get checkpointed.
-RULES = ("checkpoint_call", "checkpoint_calls")
+# The rules a `source: mindspore` entry names: the function form (on calls), marks whose calls get checkpointed.
+RULES = Rules("MindSpore -> torch recompute sites")
 
 MARKERS = re.compile(rb"\bmindspore\b")
-
-
-def _literal(value: ast.AST):
-    """True / False for a literal bool (None counts as MindSpore's default, True); else 'dynamic'."""
-    if isinstance(value, ast.Constant) and value.value in (True, False, None):
-        return value.value is not False
-    return "dynamic"
 
 
 class _Walker(names.ScopedWalker):
@@ -54,7 +49,7 @@ class _Walker(names.ScopedWalker):
         tx = self.tx
         qual = tx.qualname(node.func, self.scope)
         where = (self.scope, self.stmt, self.cls, self.func)
-        if qual in tx.apis and tx.apis[qual].rule == RULES[0]:
+        if qual in tx.apis and RULES.handler(tx.apis[qual].rule, "call"):
             tx.calls.append((node, tx.apis[qual], *where))
         elif qual is None and (shadowed := tx.shadowed(node.func, self.scope)) is not None:
             tx.shadowed_calls.append((node, shadowed, *where))
@@ -63,7 +58,7 @@ class _Walker(names.ScopedWalker):
             tx.marks.append((node, *where))
 
 
-class MindSporeToTorch:
+class MindSporeToTorch(SiteLog):
     def __init__(self, src: Source, tree: ast.Module, mappings: Mappings):
         self.src, self.tree, self.m = src, tree, mappings
         self.apis = mappings.by_mindspore_name
@@ -201,19 +196,9 @@ class MindSporeToTorch:
 
     @property
     def _cell_only_keywords(self) -> set[str]:
-        return {p.mindspore for p in self.cell_entry.params if p.code == "RC212"}
+        return {p.mindspore for p in self.cell_entry.params if p.parallel}
 
     # -- sites and diagnostics -------------------------------------------------------------
-
-    def _site(self, node: ast.AST, api: str) -> Site:
-        site = Site(self.src.path, node.lineno, self.src.column(node), api)
-        self.sites.append(site)
-        return site
-
-    def diag(self, site: Site, code: str, **fields) -> None:
-        spec = self.m.diagnostics[code]
-        site.diagnostics.append(Diagnostic(code, spec["status"], site.path, site.line, site.col,
-                                           spec["message"].format(**fields)))
 
     def manual(self, site: Site, stmt: ast.stmt) -> None:
         """Leave the site as it is, with a `# recompat:` line above its statement repeating its last diagnostic."""
@@ -225,9 +210,9 @@ class MindSporeToTorch:
     def run(self) -> list[Site]:
         _Walker(self).visit(self.tree)
         for node, entry, scope, stmt, cls, func in self.calls:
-            self._function_form(node, entry, scope, stmt)
+            RULES.handler(entry.rule, "call")(self, node, entry, scope, stmt)
         for node, name, scope, stmt, cls, func in self.shadowed_calls:
-            site = self._site(node, self.function_entry.mindspore["api"])
+            site = self.site(node, self.function_entry.mindspore["api"])
             self.diag(site, "RC291", name=name, source=site.api)
             self.manual(site, stmt)
         plans = self._mark_plans()
@@ -242,8 +227,9 @@ class MindSporeToTorch:
 
     # -- the function form -----------------------------------------------------------------
 
+    @RULES.register("checkpoint_call", on="call")
     def _function_form(self, call: ast.Call, entry: Entry, scope, stmt) -> None:
-        site = self._site(call, entry.mindspore["api"])
+        site = self.site(call, entry.mindspore["api"])
         if not call.args or isinstance(call.args[0], ast.Starred):
             self.diag(site, "RC290", target=self.src.segment(call.func), why="the block is not its first argument")
             return self.manual(site, stmt)
@@ -263,7 +249,7 @@ class MindSporeToTorch:
                 continue
             if param.action == "drop":
                 dropped.append(kw)
-                if _literal(kw.value) is False:
+                if literal_flag(kw.value) is False:
                     self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
                 else:
                     self.diag(site, "RC204", name=kw.arg, value=value, why=param.why)
@@ -293,14 +279,14 @@ class MindSporeToTorch:
             if kw is None:
                 self.diag(site, "RC202", why=forced)
                 return "use_reentrant=False"
-            if _literal(kw.value) is not False:
+            if literal_flag(kw.value) is not False:
                 self.src.replace_node(kw.value, "False")
                 self.diag(site, "RC202", why=forced)
             return None
         if kw is None:
             self.diag(site, "RC201", value="True", why="MindSpore's default; torch warns when it is left out")
             return "use_reentrant=True"
-        if _literal(kw.value) is True:
+        if literal_flag(kw.value) is True:
             self.diag(site, "RC201", value=self.src.segment(kw.value), why="as given")
         return None
 
@@ -332,7 +318,7 @@ class MindSporeToTorch:
             return
         target = self.src.segment(mark.func.value)
         entry = self.primitive_entry if kind == PRIMITIVE else self.cell_entry
-        site = self._site(mark, entry.mindspore["api"])
+        site = self.site(mark, entry.mindspore["api"])
 
         def leave(why: str):
             self.diag(site, "RC290", target=target, why=why)
@@ -343,10 +329,19 @@ class MindSporeToTorch:
         if not (isinstance(stmt, ast.Expr) and stmt.value is mark):
             return leave("its value is used (Primitive.recompute returns the operator): mark the object in a "
                          "statement of its own, then translate again")
+        handler = RULES.handler(entry.rule, "mark")
+        if handler is None:
+            return leave(f"mapping entry {entry.id} names rule {entry.rule}, which does not apply to marks")
+        handler(self, site, mark, stmt, entry, kind, plans.get(id(mark)), leave)
+
+    @RULES.register("checkpoint_calls", on="mark")
+    def _mark_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, entry: Entry, kind: str, calls: list | None,
+                    leave) -> None:
+        """The mark goes and the calls in sight are checkpointed; else a Cell is marked in place (composable)."""
+        target = self.src.segment(mark.func.value)
         options = self._mark_options(site, mark, entry)
         if isinstance(options, str):
             return leave(options)
-        calls = plans.get(id(mark))
         if calls is not None:
             return self._checkpoint_calls(site, mark, stmt, calls, options, kind)
         if kind == PRIMITIVE:
@@ -376,9 +371,9 @@ class MindSporeToTorch:
             if param is None:
                 return f"{kw.arg} is not a Cell.recompute option (MindSpore raises ValueError)"
             if param.action == "drop":
-                if param.code == "RC212":
-                    self.diag(site, "RC212", name=kw.arg, value=value, why=param.why)
-                elif _literal(kw.value) is False:
+                if param.parallel:
+                    self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
+                elif literal_flag(kw.value) is False:
                     self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
                 else:
                     self.diag(site, "RC204", name=kw.arg, value=value, why=param.why)

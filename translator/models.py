@@ -13,12 +13,17 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from recompat.mappings import Entry, Mappings
+from recompat.mappings import CORE_RULES, Entry, Mappings
 from recompat.translator import convert, edits, names
-from recompat.translator.results import Diagnostic, Site
+from recompat.translator.results import Site
+from recompat.translator.rules import Rules
+from recompat.translator.sites import SiteLog
 from recompat.translator.source import Source
 
 OTHER = {"mindspore": "torch", "torch": "mindspore"}
+# The core set's rules (mappings.CORE_RULES), by kind of use: a call of the API, a reference to it (a base class, an
+# annotation), a method call `x.name(...)` (True when the handler took it), a def of a model's method.
+RULES = Rules("the core API set (--scope model)")
 
 # How target names are spelled: (qualified prefix, short name, the import that binds it), longest first.
 SPELLINGS = {
@@ -71,18 +76,19 @@ class _Manual(Exception):
         self.code, self.fields = code, fields
 
 
-class ModelTranslator(names.ScopedWalker):
+class ModelTranslator(SiteLog, names.ScopedWalker):
     def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, to: str):
         super().__init__()
         self.src, self.tree, self.m, self.to = src, tree, mappings, to
         self.frm = OTHER[to]
         self.table = mappings.core[self.frm]
-        self.methods = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
-                        if e.rule == "tensor_method"}
-        self.hooks = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
-                      if e.rule == "method_name"}
+        # entries used as `x.<name>`, by name: one name may be a model's method and a tensor method
+        self.by_attr: dict[str, list[Entry]] = {}
+        for e in {id(e): e for e in self.table.values()}.values():
+            if RULES.handler(e.rule, "method_call") or RULES.handler(e.rule, "def"):
+                self.by_attr.setdefault(e.names(self.frm)[0].rsplit(".", 1)[1], []).append(e)
         # the checkpoint family is the checkpoint pass's: its sites are counted there
-        self.skip = {n for e in mappings.entries if e.rule not in _CORE for n in e.names(self.frm)}
+        self.skip = {n for e in mappings.entries if e.rule not in CORE_RULES for n in e.names(self.frm)}
         self.sites: list[Site] = []
         self.kept_roots: set[str] = set()      # source-framework names still used by code left as it is
         self.targets: set[str] = set()         # qualified target names written
@@ -111,8 +117,10 @@ class ModelTranslator(names.ScopedWalker):
         if is_model:
             self.model_classes.add(node.name)
             for stmt in node.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in self.hooks:
-                    self._rename_def(node, stmt, self.hooks[stmt.name])
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for entry in self.by_attr.get(stmt.name, ()):
+                        if handler := RULES.handler(entry.rule, "def"):
+                            handler(self, node, stmt, entry)
         for base in [*node.bases, *(k.value for k in node.keywords)]:
             self.visit(base)
         outer = getattr(self, "_in_model", False)
@@ -138,16 +146,17 @@ class ModelTranslator(names.ScopedWalker):
         entry = self.table.get(qual) if qual else None
         return entry is not None and entry.rule == "api_class" and ".nn." in qual + "."
 
+    @RULES.register("method_name", on="def")
     def _rename_def(self, cls: ast.ClassDef, fn: ast.FunctionDef, entry: Entry) -> None:
         new = entry.names(self.to)[0].rsplit(".", 1)[1]
-        site = self._site(fn, entry.names(self.frm)[0])
+        site = self.site(fn, entry.names(self.frm)[0])
         if not entry.proven:
-            return self._diag(site, "RC302", api=site.api, id=entry.id)
+            return self.diag(site, "RC302", api=site.api, id=entry.id)
         start = self.src.start(fn)
         m = re.compile(r"def\s+").match(self.src.text, start)
         at = (m.end() if m else self.src.text.index(fn.name, start))
         self.src.replace(at, at + len(fn.name), new)
-        self._diag(site, "RC308", old=fn.name, new=new, cls=cls.name)
+        self.diag(site, "RC308", old=fn.name, new=new, cls=cls.name)
 
     def visit_Call(self, node: ast.Call):
         func = node.func
@@ -160,15 +169,15 @@ class ModelTranslator(names.ScopedWalker):
             self.visit(child)             # inner calls first: the outer call renders their edits
         if self.ours(qual):
             entry = self.table.get(qual)
-            if entry is None or entry.rule not in ("api_class", "api_function"):
+            handler = RULES.handler(entry.rule, "call") if entry else None
+            if handler is None:
                 return self._unknown(func, qual, root)
-            return self._call(node, entry, qual, root)
+            return handler(self, node, entry, qual, root)
         if isinstance(func, ast.Attribute) and qual is None:
-            if func.attr in self.hooks and self._self_or_super(func.value):
-                return self._rename_attr(func, self.hooks[func.attr])
-            entry = self.methods.get(func.attr)
-            if entry is not None and self._tensor_receiver(func.value):
-                return self._call(node, entry, entry.names(self.frm)[0], None, method=True)
+            for entry in self.by_attr.get(func.attr, ()):
+                handler = RULES.handler(entry.rule, "method_call")
+                if handler and handler(self, node, entry):
+                    return
 
     def visit_Attribute(self, node: ast.Attribute):
         if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
@@ -191,32 +200,27 @@ class ModelTranslator(names.ScopedWalker):
 
     # -- one use -----------------------------------------------------------------------------------
 
-    def _site(self, node: ast.AST, api: str) -> Site:
-        site = Site(self.src.path, node.lineno, self.src.column(node), api)
-        self.sites.append(site)
-        return site
-
-    def _diag(self, site: Site, code: str, **fields) -> None:
-        spec = self.m.diagnostics[code]
-        site.diagnostics.append(Diagnostic(code, spec["status"], site.path, site.line, site.col,
-                                           spec["message"].format(**fields)))
-
     def _unknown(self, node: ast.AST, qual: str, root: str | None) -> None:
         if root:
             self.kept_roots.add(root)
         if qual in self.skip or any(qual.startswith(s + ".") for s in self.skip):
             return
-        self._diag(self._site(node, qual), "RC301", api=qual)
+        self.diag(self.site(node, qual), "RC301", api=qual)
 
     def _reference(self, node: ast.AST, qual: str, root: str | None) -> None:
         """A source API named but not called here: a base class, an annotation, a class passed as a value."""
         entry = self.table.get(qual)
-        if entry is None or entry.rule != "api_class":
+        handler = RULES.handler(entry.rule, "reference") if entry else None
+        if handler is None:
             return self._unknown(node, qual, root)
-        site = self._site(node, qual)
+        handler(self, node, entry, qual, root)
+
+    @RULES.register("api_class", on="reference")
+    def _class_reference(self, node: ast.AST, entry: Entry, qual: str, root: str | None) -> None:
+        site = self.site(node, qual)
         if not entry.proven:
             self.kept_roots.add(root)
-            return self._diag(site, "RC302", api=qual, id=entry.id)
+            return self.diag(site, "RC302", api=qual, id=entry.id)
         dst = entry.names(self.to)[0]
         self.src.replace_node(node, target(dst))
         self.targets.add(dst)
@@ -226,9 +230,9 @@ class ModelTranslator(names.ScopedWalker):
                      and not convert.same(getattr(p, f"{self.frm}_default"), getattr(p, f"{self.to}_default"))
                      and not p.convert]
         if differing and not self._base_or_annotation(node):
-            self._diag(site, "RC305", api=qual, target=dst, params=", ".join(differing))
+            self.diag(site, "RC305", api=qual, target=dst, params=", ".join(differing))
         else:
-            self._diag(site, "RC300", source=qual, target=dst)
+            self.diag(site, "RC300", source=qual, target=dst)
 
     def _base_or_annotation(self, node: ast.AST) -> bool:
         for n in ast.walk(self.tree):
@@ -249,11 +253,26 @@ class ModelTranslator(names.ScopedWalker):
         return (isinstance(node, ast.Name) and node.id == "self") or (
             isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super")
 
+    @RULES.register("method_name", on="method_call")
+    def _method_call(self, call: ast.Call, entry: Entry) -> bool:
+        """`self.forward(...)`, `super().forward(...)` in a model: the method's new name."""
+        if not self._self_or_super(call.func.value):
+            return False
+        self._rename_attr(call.func, entry)
+        return True
+
+    @RULES.register("tensor_method", on="method_call")
+    def _tensor_method(self, call: ast.Call, entry: Entry) -> bool:
+        if not self._tensor_receiver(call.func.value):
+            return False
+        self._call(call, entry, entry.names(self.frm)[0], None, method=True)
+        return True
+
     def _rename_attr(self, attr: ast.Attribute, entry: Entry) -> None:
         new = entry.names(self.to)[0].rsplit(".", 1)[1]
         end = self.src.end(attr)
         self.src.replace(end - len(attr.attr), end, new)
-        self._diag(self._site(attr, entry.names(self.frm)[0]), "RC300", source=f".{attr.attr}", target=f".{new}")
+        self.diag(self.site(attr, entry.names(self.frm)[0]), "RC300", source=f".{attr.attr}", target=f".{new}")
 
     def _tensor_receiver(self, node: ast.AST) -> bool:
         """`x.view(...)`: taken for a tensor unless it is plainly something else (a module, self, a Cell
@@ -268,8 +287,10 @@ class ModelTranslator(names.ScopedWalker):
 
     # -- calls -------------------------------------------------------------------------------------
 
+    @RULES.register("api_class")
+    @RULES.register("api_function")
     def _call(self, call: ast.Call, entry: Entry, qual: str, root: str | None, method: bool = False) -> None:
-        site = self._site(call, qual)
+        site = self.site(call, qual)
         try:
             if not entry.proven:
                 raise _Manual("RC302", api=qual, id=entry.id)
@@ -280,12 +301,12 @@ class ModelTranslator(names.ScopedWalker):
             if root:
                 self.kept_roots.add(root)
             fields = {"api": qual, **m.fields}
-            return self._diag(site, m.code, **fields)
+            return self.diag(site, m.code, **fields)
         self._apply(call, entry, plan, method)
         for code, fields in plan.notes:
-            self._diag(site, code, **fields)
+            self.diag(site, code, **fields)
         if not any(d.status != "converted" for d in site.diagnostics):
-            self._diag(site, "RC300", source=qual, target=entry.names(self.to)[0])
+            self.diag(site, "RC300", source=qual, target=entry.names(self.to)[0])
 
     def _bind(self, call: ast.Call, entry: Entry, qual: str) -> tuple[list[_Arg], list[tuple[str, dict]]]:
         sig = signature(getattr(entry, self.frm)["signature"])
@@ -467,7 +488,7 @@ class ModelTranslator(names.ScopedWalker):
         receiver = self.src.render_node(call.func.value)
         dim = f"[{self.src.render_node(dims[0])}]" if dims else ""
         self.src.replace_node(call, f"{receiver}.shape{dim}")
-        self._diag(site, "RC300", source=f"{qual}()", target=f".shape{dim and '[...]'}")
+        self.diag(site, "RC300", source=f"{qual}()", target=f".shape{dim and '[...]'}")
 
     # -- the end -----------------------------------------------------------------------------------
 
@@ -488,7 +509,6 @@ class ModelTranslator(names.ScopedWalker):
         return _PLACEHOLDER.sub(name, text), imports
 
 
-_CORE = ("api_class", "api_function", "tensor_method", "method_name")
 
 
 @dataclass

@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from recompat.mappings import Entry, Mappings, Param
 from recompat.translator import edits, names
 from recompat.translator.edits import remove_arguments
-from recompat.translator.results import Diagnostic, Site
+from recompat.translator.results import Site
+from recompat.translator.rules import Rules
+from recompat.translator.sites import SiteLog, literal_flag
 from recompat.translator.source import Source
 
 PARTIAL = "functools.partial"
+RULES = Rules("torch -> MindSpore checkpoint sites")
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,7 +119,7 @@ class _Walker(names.ScopedWalker):
         if (isinstance(value, ast.Call) and tx.qualname(value.func, self.scope) == PARTIAL and value.args
                 and tx.apis.get(tx.qualname(value.args[0], self.scope)) is tx.checkpoint):
             kws = {k.arg: k.value for k in value.keywords}
-            reentrant = _literal_reentrant(kws["use_reentrant"]) if "use_reentrant" in kws else True
+            reentrant = literal_flag(kws["use_reentrant"]) if "use_reentrant" in kws else True
             if any(k.arg is None for k in value.keywords):
                 reentrant = "dynamic"
             return Holder(reentrant=reentrant, keywords=set(kws))
@@ -132,14 +135,7 @@ def _holder_key(node) -> str | None:
     return None
 
 
-def _literal_reentrant(value: ast.AST):
-    """True / False for a literal use_reentrant (None means torch's default, True); else 'dynamic'."""
-    if isinstance(value, ast.Constant) and value.value in (True, False, None):
-        return value.value is not False
-    return "dynamic"
-
-
-class TorchToMindSpore:
+class TorchToMindSpore(SiteLog):
     def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, style: str = "function",
                  external_holders=()):
         self.src, self.tree, self.m, self.style = src, tree, mappings, style
@@ -207,21 +203,11 @@ class TorchToMindSpore:
             elif ev.kind == "ref":
                 self._reference(ev)
             elif ev.kind == "shadowed":
-                site = self._site(ev, ev.entry.torch["api"])
+                site = self.site(ev.node, ev.entry.torch["api"])
                 self.manual(ev, site, shadowed=ev.holder)
             else:
-                getattr(self, "_rule_" + ev.entry.rule)(ev, cell_style)
+                RULES.handler(ev.entry.rule)(self, ev, cell_style)
         return self.sites
-
-    def _site(self, ev: Event, api: str) -> Site:
-        site = Site(self.src.path, ev.node.lineno, self.src.column(ev.node), api)
-        self.sites.append(site)
-        return site
-
-    def diag(self, site: Site, code: str, **fields) -> None:
-        spec = self.m.diagnostics[code]
-        site.diagnostics.append(Diagnostic(code, spec["status"], site.path, site.line, site.col,
-                                           spec["message"].format(**fields)))
 
     def manual(self, ev: Event, site: Site, why: str | None = None, shadowed: str | None = None) -> None:
         """Leave the site as it is, with a diagnostic and a `# recompat:` line above its statement.
@@ -360,7 +346,7 @@ class TorchToMindSpore:
         A keyword the call needs is appended to `add`."""
         kw = next((k for k in call.keywords if k.arg == "use_reentrant"), None)
         torch_value = override if kw is None and override is not None else (
-            _literal_reentrant(kw.value) if kw is not None else True)
+            literal_flag(kw.value) if kw is not None else True)
         what = self.src.segment(call.args[0]) if call.args else "the callable"
         if torch_value == "dynamic" and is_cell is not False:   # a known non-Cell: False whatever it is
             if is_cell is None:
@@ -383,9 +369,10 @@ class TorchToMindSpore:
             self.src.replace_node(kw.value, "False")
         return False
 
-    def _rule_recompute_call(self, ev: Event, cell_style: dict) -> None:
+    @RULES.register("recompute_call")
+    def _recompute_call(self, ev: Event, cell_style: dict) -> None:
         call, entry = ev.node, ev.entry
-        site = self._site(ev, entry.torch["api"])
+        site = self.site(ev.node, entry.torch["api"])
         if not call.args or isinstance(call.args[0], ast.Starred):
             return self.manual(ev, site, "the function is not passed as the first positional argument")
         plan = cell_style.get(id(call))
@@ -404,11 +391,11 @@ class TorchToMindSpore:
 
     def _partial(self, ev: Event) -> None:
         call, entry = ev.node, ev.entry
-        site = self._site(ev, entry.torch["api"])
+        site = self.site(ev.node, entry.torch["api"])
         if entry is not self.checkpoint:
             return self.manual(ev, site, "functools.partial of it has no MindSpore form")
         kws = {k.arg: k for k in call.keywords}
-        reentrant = _literal_reentrant(kws["use_reentrant"].value) if "use_reentrant" in kws else True
+        reentrant = literal_flag(kws["use_reentrant"].value) if "use_reentrant" in kws else True
         if "use_reentrant" in kws and isinstance(kws["use_reentrant"].value, ast.Constant) \
                 and kws["use_reentrant"].value.value is None:
             self.src.replace_node(kws["use_reentrant"].value, "True")
@@ -419,7 +406,7 @@ class TorchToMindSpore:
 
     def _holder_call(self, ev: Event, holder: Holder) -> None:
         call = ev.node
-        site = self._site(ev, self.checkpoint.torch["api"])
+        site = self.site(ev.node, self.checkpoint.torch["api"])
         if isinstance(call.args[0], ast.Starred):
             return self.manual(ev, site, "the function is not passed as the first positional argument")
         _, is_cell = self._callable(ev, site, call.args[0])
@@ -434,7 +421,7 @@ class TorchToMindSpore:
         self._dropout_note(site)
 
     def _reference(self, ev: Event) -> None:
-        site = self._site(ev, ev.entry.torch["api"])
+        site = self.site(ev.node, ev.entry.torch["api"])
         stmt = ev.stmt
         if (ev.entry is self.checkpoint and isinstance(stmt, ast.Assign) and stmt.value is ev.node):
             target = self.ms_name("recompute")
@@ -442,9 +429,10 @@ class TorchToMindSpore:
             return self.diag(site, "RC100", source=ev.entry.torch["api"], target=target)
         self.manual(ev, site, "it is used as a value, not called")
 
-    def _rule_recompute_sequential(self, ev: Event, _plan) -> None:
+    @RULES.register("recompute_sequential")
+    def _recompute_sequential(self, ev: Event, _plan) -> None:
         call, entry = ev.node, ev.entry
-        site = self._site(ev, entry.torch["api"])
+        site = self.site(ev.node, entry.torch["api"])
         if len(call.args) < 3 and not call.keywords:
             return self.manual(ev, site, "expected checkpoint_sequential(functions, segments, input)")
         name = entry.mindspore["api"]
@@ -465,10 +453,11 @@ class TorchToMindSpore:
         return any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"]
                    and "added by recompat" in (ast.get_docstring(s) or "") for s in self.tree.body)
 
-    def _rule_mark_cell(self, ev: Event, _plan) -> None:
+    @RULES.register("mark_cell")
+    def _mark_cell(self, ev: Event, _plan) -> None:
         """checkpoint_wrapper(m) / composable checkpoint(m) as a statement -> m.recompute()."""
         call, entry, stmt = ev.node, ev.entry, ev.stmt
-        site = self._site(ev, entry.torch["api"])
+        site = self.site(ev.node, entry.torch["api"])
         if not call.args:
             return self.manual(ev, site, "the module is not passed positionally")
         is_assign = isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
@@ -506,10 +495,11 @@ class TorchToMindSpore:
         code = "RC130" if entry.id == "checkpoint_wrapper" else "RC132"
         self.diag(site, code, source=entry.torch["api"].rsplit(".", 1)[1], module=target)
 
-    def _rule_mark_tree(self, ev: Event, _plan) -> None:
+    @RULES.register("mark_tree")
+    def _mark_tree(self, ev: Event, _plan) -> None:
         """apply_activation_checkpointing(model, check_fn=f) -> mark every matching sub-Cell."""
         call, entry, stmt = ev.node, ev.entry, ev.stmt
-        site = self._site(ev, entry.torch["api"])
+        site = self.site(ev.node, entry.torch["api"])
         if not (isinstance(stmt, ast.Expr) and stmt.value is call):
             return self.manual(ev, site, "its result is used; only a statement call can be rewritten")
         model = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "model"), None)
@@ -601,9 +591,9 @@ class TorchToMindSpore:
         opts = []
         for kw in call.keywords:
             if kw.arg == "use_reentrant":
-                if _literal_reentrant(kw.value) == "dynamic":
+                if literal_flag(kw.value) == "dynamic":
                     return None
-                if _literal_reentrant(kw.value) is False:
+                if literal_flag(kw.value) is False:
                     opts += ["use_reentrant=False", *self._non_reentrant_settings()]
             elif kw.arg == "context_fn":
                 opts.append(f"{kw.arg}={self.src.segment(kw.value)}")
