@@ -69,6 +69,10 @@ class Entry:
         side = getattr(self, self.source)
         return (side["api"], *side.get("aliases", ()))
 
+    def written(self, side: str) -> str:
+        """The name translated code writes for `side`'s API."""
+        return getattr(self, side).get("written", getattr(self, side)["api"])
+
     def names(self, side: str) -> tuple[str, ...]:
         """Every qualified name under which `side` ("torch" or "mindspore") exposes this API."""
         return (getattr(self, side)["api"], *getattr(self, side).get("aliases", ()))
@@ -148,12 +152,37 @@ class ParameterMappings:
         return next(layer for layer in self.layers if layer.id == layer_id)
 
 
+@dataclass(frozen=True)
+class Spelling:
+    """A qualified name under `prefix` is written `name.<rest>`, with `statement` binding `name`."""
+    prefix: str
+    name: str
+    statement: str
+
+
+@dataclass(frozen=True)
+class Framework:
+    """frameworks.yaml: one framework's facts as a whole (see the file for each)."""
+    name: str
+    model_bases: tuple[str, ...]
+    layer_modules: tuple[str, ...]
+    operator_modules: tuple[str, ...]
+    sequences: frozenset[str]         # containers of layers built from a list of them (SequentialCell, ModuleList)
+    mappings: frozenset[str]          # containers of layers by key (CellDict, ModuleDict)
+    spellings: tuple[Spelling, ...]   # longest prefix first
+
+    @property
+    def containers(self) -> frozenset[str]:
+        return self.sequences | self.mappings
+
+
 @dataclass(frozen=True, eq=False)   # hashed by identity: derived data is cached per Mappings
 class Mappings:
     entries: tuple[Entry, ...]
     diagnostics: dict                 # code -> {"status", "message"}
     parameters: ParameterMappings = field(default_factory=ParameterMappings)
     functional_dropout: frozenset = frozenset()   # dropout functions (RC150)
+    frameworks: dict = field(default_factory=dict)  # "torch" / "mindspore" -> Framework
 
     @functools.cached_property
     def by_torch_name(self) -> dict[str, Entry]:
@@ -175,6 +204,11 @@ class Mappings:
 
     def entry(self, entry_id: str) -> Entry:
         return next(e for e in self.entries if e.id == entry_id)
+
+    @functools.cached_property
+    def containers(self) -> frozenset[str]:
+        """Class names of containers of layers, in either framework."""
+        return frozenset().union(*(f.containers for f in self.frameworks.values()))
 
 
 def _validate(data, path: Path):
@@ -204,11 +238,19 @@ def _layer(raw: dict, path: Path, index: int) -> LayerPair:
                      note=raw["note"], hyperparameters=hypers)
 
 
+def _framework(name: str, raw: dict) -> Framework:
+    return Framework(name=name, model_bases=tuple(raw["model_bases"]), layer_modules=tuple(raw["layer_modules"]),
+                     operator_modules=tuple(raw["operator_modules"]),
+                     sequences=frozenset(raw["containers"]["sequence"]),
+                     mappings=frozenset(raw["containers"]["mapping"]),
+                     spellings=tuple(Spelling(s["prefix"], s["name"], s["import"]) for s in raw["spellings"]))
+
+
 def load(folder: Path = HERE) -> Mappings:
     """Read and validate every *.yaml file in `folder`."""
     entries, diagnostics = [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
-    layers, wrappers, dropout = [], [], set()
+    layers, wrappers, dropout, frameworks = [], [], set(), {}
     for path in sorted(folder.glob("*.yaml")):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -225,6 +267,10 @@ def load(folder: Path = HERE) -> Mappings:
             entries.append(Entry(params=params, proven=proven, **raw))
             where[id(entries[-1])] = f"{path}: entries/{i}"
         dropout.update(data.get("functional_dropout", ()))
+        for name, raw in data.get("frameworks", {}).items():
+            if name in frameworks:
+                raise MappingError(f"{path}: frameworks: {name} is defined twice")
+            frameworks[name] = _framework(name, raw)
         for i, raw in enumerate(data.get("layers", [])):
             layers.append((path, _layer(raw, path, i)))
         for raw in data.get("wrappers", []):
@@ -240,6 +286,10 @@ def load(folder: Path = HERE) -> Mappings:
                 if code not in diagnostics:
                     raise MappingError(f"{where[id(e)]}/params/{k}/{key}: params name diagnostic codes that "
                                        f"diagnostics.yaml lacks: {code}")
+    missing = sorted({"torch", "mindspore"} - set(frameworks))
+    if entries and missing:
+        raise MappingError(f"{folder}: no frameworks.yaml facts for {', '.join(missing)}: the translator needs them "
+                           "beside the entries (copy mappings/frameworks.yaml into the folder)")
     seen: dict = {}
     for path, layer in layers:
         for key, what in ((layer.id, "layer id"), ((layer.torch, layer.mindspore), "layer pair")):
@@ -249,7 +299,7 @@ def load(folder: Path = HERE) -> Mappings:
             seen[key] = path
     parameters = ParameterMappings(layers=tuple(layer for _, layer in layers), wrappers=tuple(wrappers))
     return Mappings(entries=tuple(entries), diagnostics=diagnostics, parameters=parameters,
-                    functional_dropout=frozenset(dropout))
+                    functional_dropout=frozenset(dropout), frameworks=frameworks)
 
 
 @functools.lru_cache(maxsize=None)

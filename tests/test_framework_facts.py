@@ -787,3 +787,39 @@ def test_recompute_sequential_helper_segment_ending_in_conv(pynative):
     net = SeqNet([ConvLayer(), ConvLayer(), nn.ReLU(), ConvLayer()], 2, helper)
     copy_params(net, ref)
     assert_same(grads(net, x), grads(ref, x))
+
+
+# --------------------------------------------------------------------------- frameworks.yaml, against the frameworks
+
+@pytest.mark.parametrize("side", ["torch", "mindspore"])
+def test_frameworks_yaml_names_what_the_frameworks_have(side):
+    """Every fact of mappings/frameworks.yaml holds for the installed framework: the model bases are one class,
+    containers and layers are model classes, each spelling's import binds its name to its prefix's module."""
+    import importlib
+
+    from recompat import mappings
+
+    fw = mappings.default().frameworks[side]
+
+    def resolve(qual):
+        parts = qual.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+            return obj
+        raise AssertionError(qual)
+
+    base = resolve(fw.model_bases[0])
+    assert all(resolve(b) is base for b in fw.model_bases)
+    for name in fw.containers:
+        assert issubclass(resolve(fw.layer_modules[0] + name), base), name
+    for s in fw.spellings:
+        bound = {}
+        exec(s.statement, bound)
+        assert bound[s.name] is resolve(s.prefix[:-1]), s
+    for prefix in fw.operator_modules:
+        assert resolve(prefix + "ReLU")().__class__.__name__ == "ReLU"

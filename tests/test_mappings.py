@@ -331,6 +331,11 @@ def test_an_unbroken_copy_loads(folder):
     assert loaded.diagnostics == M.diagnostics
 
 
+def test_a_folder_without_the_frameworks_facts_is_refused(folder):
+    (folder / "frameworks.yaml").unlink()
+    assert "no frameworks.yaml facts for mindspore, torch" in _error(folder)
+
+
 def test_an_empty_file_adds_nothing(folder):
     (folder / "empty.yaml").write_text("# nothing yet\n", encoding="utf-8")
     assert len(mappings.load(folder).entries) == len(M.entries)

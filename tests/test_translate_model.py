@@ -25,7 +25,8 @@ UNPROVEN = {"t_gelu"}    # no output.txt: not translated (RC302)
 @pytest.fixture(scope="module")
 def maps(tmp_path_factory):
     folder = tmp_path_factory.mktemp("mappings")
-    for name in ("diagnostics.yaml", "parameters.yaml", "checkpoint.yaml", "recompute.yaml", "schema.json"):
+    for name in ("diagnostics.yaml", "parameters.yaml", "checkpoint.yaml", "recompute.yaml", "frameworks.yaml",
+                 "schema.json"):
         shutil.copy(mappings.HERE / name, folder / name)
     shutil.copy(DATA, folder / "core.yaml")
     loaded = mappings.load(folder)

@@ -21,15 +21,6 @@ from recompat.translator.rules import Rules
 from recompat.translator.sites import SiteLog, literal_flag
 from recompat.translator.source import Source
 
-CHECKPOINT = "torch.utils.checkpoint.checkpoint"
-COMPOSABLE = "torch.distributed._composable.checkpoint"
-CELL_BASES = ("mindspore.nn.Cell", "torch.nn.Module", "torch.nn.modules.module.Module")
-SEQUENCES = frozenset({"SequentialCell", "CellList", "Sequential", "ModuleList"})
-# A Cell is instantiated from these modules, an operator (Primitive) from these. torch's modules count as Cells:
-# a file half translated (torch -> MindSpore -> torch) holds torch modules marked with recompute().
-CELL_MODULES = ("mindspore.nn.", "mindspore.mint.nn.", "torch.nn.")
-PRIMITIVE_MODULES = ("mindspore.ops.",)
-
 CELL, PRIMITIVE, OTHER, UNKNOWN = "cell", "primitive", "other", "unknown"
 # The rules a `source: mindspore` entry names: the function form (on calls), marks whose calls get checkpointed.
 RULES = Rules("MindSpore -> torch recompute sites")
@@ -65,6 +56,16 @@ class MindSporeToTorch(SiteLog):
         self.function_entry = mappings.entry("recompute")
         self.cell_entry = mappings.entry("cell_recompute")
         self.primitive_entry = mappings.entry("primitive_recompute")
+        # torch's checkpoint, and its composable form, which marks a module in place as MindSpore does
+        self.checkpoint = self.function_entry.written("torch")
+        self.composable = mappings.entry("composable_checkpoint").written("torch")
+        # What builds a Cell, an operator (from frameworks.yaml). torch's modules count as Cells: a file half
+        # translated (torch -> MindSpore -> torch) holds torch modules marked with recompute().
+        frameworks = mappings.frameworks.values()
+        self.cell_bases = frozenset(b for f in frameworks for b in f.model_bases)
+        self.cell_modules = tuple(m for f in frameworks for m in f.layer_modules)
+        self.primitive_modules = tuple(m for f in frameworks for m in f.operator_modules)
+        self.sequences = frozenset().union(*(f.sequences for f in frameworks))
         self.calls: list = []
         self.marks: list = []
         self.shadowed_calls: list = []
@@ -98,7 +99,7 @@ class MindSporeToTorch(SiteLog):
         """Is the class called `name` here a Cell? None when the file does not show it."""
         qual = scope.qualname(name)
         if qual is not None:
-            return qual in CELL_BASES or qual.startswith(CELL_MODULES) or None
+            return qual in self.cell_bases or qual.startswith(self.cell_modules) or None
         cls = self._classes.get(name)
         if cls is None or name in seen:
             return None
@@ -111,7 +112,7 @@ class MindSporeToTorch(SiteLog):
                 verdicts.append(self._is_cell_class(chain[0], scope, (*seen, name)))
             else:
                 q = self.qualname(base, scope)
-                verdicts.append(q is not None and (q in CELL_BASES or q.startswith(CELL_MODULES)) or None)
+                verdicts.append(q is not None and (q in self.cell_bases or q.startswith(self.cell_modules)) or None)
         if True in verdicts:
             return True
         return False if all(v is False for v in verdicts) else None
@@ -127,9 +128,9 @@ class MindSporeToTorch(SiteLog):
         qual = self.qualname(value.func, scope)
         if qual is not None:
             leaf = qual.rsplit(".", 1)[-1]
-            if qual.startswith(PRIMITIVE_MODULES) and leaf[:1].isupper():
+            if qual.startswith(self.primitive_modules) and leaf[:1].isupper():
                 return PRIMITIVE
-            if qual.startswith(CELL_MODULES) and leaf[:1].isupper():
+            if qual.startswith(self.cell_modules) and leaf[:1].isupper():
                 return CELL
             return UNKNOWN
         if len(chain) == 1 and chain[0] in self._classes:
@@ -186,7 +187,7 @@ class MindSporeToTorch(SiteLog):
                     and isinstance(n.func.value, ast.Name)):
                 holders.add(n.func.value.id)
         for n in ast.walk(func):
-            if isinstance(n, ast.Call) and names._callee_name(n) in SEQUENCES:
+            if isinstance(n, ast.Call) and names._callee_name(n) in self.sequences:
                 for a in n.args:
                     a = a.value if isinstance(a, ast.Starred) else a
                     items = a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]
@@ -222,8 +223,8 @@ class MindSporeToTorch(SiteLog):
         return self.sites
 
     def _checkpoint_name(self) -> str:
-        self.imports_needed.add("torch.utils.checkpoint")
-        return CHECKPOINT
+        self.imports_needed.add(self.checkpoint.rsplit(".", 1)[0])
+        return self.checkpoint
 
     # -- the function form -----------------------------------------------------------------
 
@@ -347,9 +348,9 @@ class MindSporeToTorch(SiteLog):
         if kind == PRIMITIVE:
             return leave("its calls are not all in sight: mark each call with torch.utils.checkpoint.checkpoint")
         options.pop("use_reentrant", None)
-        self.imports_needed.add("torch.distributed._composable")
+        self.imports_needed.add(self.composable.rsplit(".", 1)[0])
         args = ", ".join([target, *(f"{k}={v}" for k, v in options.items())])
-        self.src.replace_node(stmt, f"{COMPOSABLE}({args})")
+        self.src.replace_node(stmt, f"{self.composable}({args})")
         self.diag(site, "RC211", target=target)
 
     def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:

@@ -25,15 +25,6 @@ OTHER = {"mindspore": "torch", "torch": "mindspore"}
 # annotation), a method call `x.name(...)` (True when the handler took it), a def of a model's method.
 RULES = Rules("the core API set (--scope model)")
 
-# How target names are spelled: (qualified prefix, short name, the import that binds it), longest first.
-SPELLINGS = {
-    "mindspore": (("mindspore.nn.", "nn", "from mindspore import nn"),
-                  ("mindspore.ops.", "ops", "from mindspore import ops"),
-                  ("mindspore.", "mindspore", "import mindspore")),
-    "torch": (("torch.nn.functional.", "F", "import torch.nn.functional as F"),
-              ("torch.nn.", "nn", "from torch import nn"),
-              ("torch.", "torch", "import torch")),
-}
 _PLACEHOLDER = re.compile(r"\x00([A-Za-z_][\w.]*)\x00")
 _LITERAL_RECEIVERS = (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp)
 
@@ -143,8 +134,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         if isinstance(base, ast.Name) and base.id in self.model_classes:
             return True
         qual, _ = self.qualname(base)
-        entry = self.table.get(qual) if qual else None
-        return entry is not None and entry.rule == "api_class" and ".nn." in qual + "."
+        fw = self.m.frameworks[self.frm]   # the model base class, or a layer class (frameworks.yaml)
+        return qual is not None and (qual in fw.model_bases or (
+            qual.startswith(fw.layer_modules) and qual.rsplit(".", 1)[1][:1].isupper()))
 
     @RULES.register("method_name", on="def")
     def _rename_def(self, cls: ast.ClassDef, fn: ast.FunctionDef, entry: Entry) -> None:
@@ -499,10 +491,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
         def name(m):
             qual = m.group(1)
-            for prefix, short, stmt in SPELLINGS[self.to]:
-                if qual.startswith(prefix) and (short == root or short not in taken):
-                    imports.add(stmt)
-                    return qual if short == root else short + "." + qual[len(prefix):]
+            for s in self.m.frameworks[self.to].spellings:
+                if qual.startswith(s.prefix) and (s.name == root or s.name not in taken):
+                    imports.add(s.statement)
+                    return qual if s.name == root else s.name + "." + qual[len(s.prefix):]
             imports.add(f"import {root}")
             return qual
 

@@ -9,8 +9,14 @@ from __future__ import annotations
 import ast
 import functools
 
-# Containers whose items are modules/cells in either framework.
-CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict", "CellList", "SequentialCell", "CellDict"})
+
+@functools.lru_cache(maxsize=None)
+def containers() -> frozenset[str]:
+    """Class names of containers of modules/cells, in either framework (mappings/frameworks.yaml)."""
+    from recompat import mappings
+
+    return mappings.default().containers
+
 
 CELL, CONTAINER, FUNCTION, UNKNOWN = "cell", "container", "function", "unknown"
 
@@ -63,7 +69,7 @@ def value_kind(value: ast.AST, kinds: dict[str, str] | None = None) -> str:
     if isinstance(value, ast.ListComp):
         return CONTAINER if value_kind(value.elt, kinds) == CELL else UNKNOWN
     name = _callee_name(value)
-    if name in CONTAINERS:
+    if name in containers():
         return CONTAINER
     if name and name[0].isupper() and not name.isupper():
         return CELL  # a class being instantiated; models are built from such calls
