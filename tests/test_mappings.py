@@ -77,6 +77,11 @@ def test_every_rule_is_one_the_translator_applies():
             assert any(e.rule in r.names for r in passes[side]), f"{e.id}: no {side} pass applies rule {e.rule}"
 
 
+def test_a_mark_cell_entry_says_whether_torch_wraps_or_marks_in_place():
+    marks = [e for e in M.entries if e.rule == "mark_cell"]
+    assert marks and all(e.form in ("wrapper", "in_place") for e in marks), [(e.id, e.form) for e in marks]
+
+
 def test_a_rule_has_one_handler_per_kind_of_use():
     from recompat.translator.rules import Rules
 

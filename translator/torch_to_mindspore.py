@@ -461,7 +461,7 @@ class TorchToMindSpore(SiteLog):
         if not call.args:
             return self.manual(ev, site, "the module is not passed positionally")
         is_assign = isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
-        is_expr = isinstance(stmt, ast.Expr) and stmt.value is call and entry.id == "composable_checkpoint"
+        is_expr = isinstance(stmt, ast.Expr) and stmt.value is call and entry.form == "in_place"
         if not (is_assign or is_expr):
             return self.manual(ev, site, "only `x = ...(module)` statements can become module.recompute()")
         module = self.src.render_node(call.args[0])
@@ -492,7 +492,7 @@ class TorchToMindSpore(SiteLog):
             target = module
             text = f"{module}.{mark}"
         self.src.replace_node(stmt, text)
-        code = "RC130" if entry.id == "checkpoint_wrapper" else "RC132"
+        code = "RC130" if entry.form == "wrapper" else "RC132"   # a wrapper's parameter names lose a prefix
         self.diag(site, code, source=entry.torch["api"].rsplit(".", 1)[1], module=target)
 
     @RULES.register("mark_tree")
