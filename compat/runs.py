@@ -253,6 +253,12 @@ def _torch_numpy(t) -> np.ndarray:
     return t.clone().numpy()
 
 
+def _meta(framework_version: str, device: str, mode: str, training, seed: int) -> dict:
+    """What a run records about where it ran (RunResult.meta)."""
+    return {"framework_version": framework_version, "device": device, "mode": mode, "training": bool(training),
+            "seed": seed, "cotangent": COTANGENT, "python": platform.python_version(), "numpy": np.__version__}
+
+
 def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=None,
               forward_context=None) -> RunResult:
     """One forward and one backward of a torch module; see the module docstring."""
@@ -262,21 +268,17 @@ def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=
     model.to(dev)
     values, keys = _normalise_inputs(inputs)
     needs_grad = _needs_grad(values, keys, grad_inputs)
-    result = RunResult(
-        framework="torch",
-        meta={
-            "framework_version": torch.__version__,
-            "device": str(dev),
-            "mode": "eager",
-            "training": bool(model.training),
-            "seed": seed,
-            "cotangent": COTANGENT,
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-        },
-    )
+    result = RunResult(framework="torch", meta=_meta(torch.__version__, str(dev), "eager", model.training, seed))
     for p in model.parameters():
         p.grad = None
+    args, leaves = _torch_step(model, values, keys, needs_grad, seed, dev, forward_context)
+    _record_torch(result, model, args, leaves, needs_grad, keys)
+    return result
+
+
+def _torch_step(model, values, keys, needs_grad, seed: int, dev, forward_context):
+    """Forward, then backward of sum(output * cotangent); (the input tensors, the output leaves)."""
+    import torch
 
     # the caller's RNG state is left as it was: CPU, plus the accelerator this run uses
     fork_devices = [dev.index or 0] if dev.type != "cpu" else []
@@ -305,7 +307,11 @@ def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=
                     loss = term if loss is None else loss + term
         if loss is not None:
             loss.backward()
+    return args, leaves
 
+
+def _record_torch(result: RunResult, model, args, leaves, needs_grad, keys) -> None:
+    """Outputs, input and parameter gradients (zeros where none flowed, listed), buffers and frozen parameters."""
     zero_filled = []
     for name, _path, t in leaves:
         result.add(name, "output", _torch_numpy(t), _torch_dtype_name(t.dtype))
@@ -335,7 +341,6 @@ def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=
             continue
         result.add(bname, "buffer", _torch_numpy(b), _torch_dtype_name(b.dtype))
     result.meta["zero_filled_grads"] = zero_filled
-    return result
 
 
 # ----- MindSpore -------------------------------------------------------------------------------
@@ -406,26 +411,12 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
     if mode not in ("pynative", "graph"):
         raise ValueError(f"mode must be 'pynative' or 'graph', not {mode!r}")
     values, keys = _normalise_inputs(inputs)
-    inverse = {v: k for k, v in (name_map or {}).items()}
     previous_mode = ms.get_context("mode")
-    result = RunResult(
-        framework="mindspore",
-        meta={
-            "framework_version": ms.__version__,
-            "device": str(ms.get_context("device_target")),
-            "mode": mode,
-            "training": bool(getattr(cell, "training", False)),
-            "seed": seed,
-            "cotangent": COTANGENT,
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-        },
-    )
-
+    result = RunResult(framework="mindspore", meta=_meta(ms.__version__, str(ms.get_context("device_target")), mode,
+                                                         getattr(cell, "training", False), seed))
     args = [Tensor(np.array(v, copy=True)) if isinstance(v, np.ndarray) else v for v in values]
     grad_position = tuple(i for i, grad in enumerate(_needs_grad(values, keys, grad_inputs)) if grad)
     weights = list(cell.trainable_params())
-    is_tensor = lambda o: isinstance(o, Tensor)  # noqa: E731
 
     def call(*a):
         return cell(**dict(zip(keys, a))) if keys is not None else cell(*a)
@@ -433,75 +424,104 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
     try:
         ms.set_context(mode=ms.PYNATIVE_MODE)
         if mode == "pynative":
-            ms.set_seed(seed)
-            captured: list[tuple[str, Any]] = []
-
-            def fn(*a):
-                with forward_context() if forward_context else contextlib.nullcontext():
-                    out = call(*a)
-                cot = _Cotangents(seed)
-                loss = None
-                captured.clear()
-                for name, _path, t in flatten_outputs(out, is_tensor):
-                    captured.append((name, t))
-                    if _ms_is_float(t):
-                        term = (t * Tensor(cot.draw(t.shape)).astype(t.dtype)).sum()
-                        loss = term if loss is None else loss + term
-                if loss is None:
-                    loss = Tensor(0.0, ms.float32)
-                return loss, tuple(t for _n, t in captured)
-
-            extra: list[Any] = []
+            fn, extra, captured = _ms_pynative_loss(call, seed, forward_context)
         else:
-            # Probe the output structure in PyNative, then put every Parameter back as it was.
-            saved = [(p, _ms_numpy(p), p.dtype) for p in cell.get_parameters()]
-            ms.set_seed(seed)
-            probe_out = call(*args)
-            for p, arr, dt in saved:
-                p.set_data(Tensor(arr).astype(dt))
-            leaves = list(flatten_outputs(probe_out, is_tensor))
-            del probe_out
-            cot = _Cotangents(seed)
-            cot_leaves, extra = [], []
-            for j, (_name, _path, t) in enumerate(leaves):
-                if _ms_is_float(t):
-                    cot_leaves.append(j)
-                    extra.append(Tensor(cot.draw(t.shape)).astype(t.dtype))
-            captured = [(name, None) for name, _p, _t in leaves]
-            fn = _ms_loss_cell_class()(
-                cell, len(args), tuple(keys or ()), tuple(path for _n, path, _t in leaves), tuple(cot_leaves)
-            )
-            ms.set_context(mode=ms.GRAPH_MODE)
-            ms.set_seed(seed)
-
-        has_backward = bool(grad_position or weights)
-        try:
-            if has_backward:
-                grad_fn = ms.value_and_grad(
-                    fn,
-                    grad_position=grad_position if grad_position else None,
-                    weights=weights if weights else None,
-                    has_aux=True,
-                )
-                (_loss, aux), grads = grad_fn(*args, *extra)
-            else:
-                _loss, aux = fn(*args, *extra)
-                grads = None
-        except Exception as err:
-            # an abandoned gradient leaves MindSpore's PyNative executor mid-graph: the next one would fail
-            from mindspore.graph.api import _pynative_executor
-            _pynative_executor.clear_res()
-            if mode == "graph":
-                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-                raise MindSporeGraphError(
-                    f"MindSpore GRAPH mode could not compile or run {type(cell).__name__}: {first}\n"
-                    f"(run it with mode='pynative' to compare without GRAPH mode; MindSpore's full "
-                    f"message is chained below)"
-                ) from err
-            raise
+            fn, extra, captured = _ms_graph_loss(cell, call, args, keys, seed)
+        aux, grads = _ms_value_and_grad(cell, fn, args, extra, grad_position, weights, mode)
     finally:
         ms.set_context(mode=previous_mode)
+    _record_mindspore(result, cell, aux, captured, grads, grad_position, weights, args, keys, name_map)
+    return result
 
+
+def _ms_pynative_loss(call, seed: int, forward_context):
+    """(fn returning (loss, output leaves), its extra inputs, the leaves' names as it fills them) in PyNative."""
+    import mindspore as ms
+    from mindspore import Tensor
+
+    ms.set_seed(seed)
+    captured: list[tuple[str, Any]] = []
+
+    def fn(*a):
+        with forward_context() if forward_context else contextlib.nullcontext():
+            out = call(*a)
+        cot = _Cotangents(seed)
+        loss = None
+        captured.clear()
+        for name, _path, t in flatten_outputs(out, lambda o: isinstance(o, Tensor)):
+            captured.append((name, t))
+            if _ms_is_float(t):
+                term = (t * Tensor(cot.draw(t.shape)).astype(t.dtype)).sum()
+                loss = term if loss is None else loss + term
+        if loss is None:
+            loss = Tensor(0.0, ms.float32)
+        return loss, tuple(t for _n, t in captured)
+
+    return fn, [], captured
+
+
+def _ms_graph_loss(cell, call, args, keys, seed: int):
+    """The same for GRAPH mode: the output structure probed in PyNative (every Parameter then put back as it
+    was), the loss a Cell GRAPH mode compiles, the cotangents passed in as inputs; leaves the context in GRAPH."""
+    import mindspore as ms
+    from mindspore import Tensor
+
+    saved = [(p, _ms_numpy(p), p.dtype) for p in cell.get_parameters()]
+    ms.set_seed(seed)
+    probe_out = call(*args)
+    for p, arr, dt in saved:
+        p.set_data(Tensor(arr).astype(dt))
+    leaves = list(flatten_outputs(probe_out, lambda o: isinstance(o, Tensor)))
+    del probe_out
+    cot = _Cotangents(seed)
+    cot_leaves, extra = [], []
+    for j, (_name, _path, t) in enumerate(leaves):
+        if _ms_is_float(t):
+            cot_leaves.append(j)
+            extra.append(Tensor(cot.draw(t.shape)).astype(t.dtype))
+    captured = [(name, None) for name, _p, _t in leaves]
+    fn = _ms_loss_cell_class()(
+        cell, len(args), tuple(keys or ()), tuple(path for _n, path, _t in leaves), tuple(cot_leaves)
+    )
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_seed(seed)
+    return fn, extra, captured
+
+
+def _ms_value_and_grad(cell, fn, args, extra, grad_position, weights, mode: str):
+    """(output leaves, gradients or None) of fn; a GRAPH mode failure is a MindSporeGraphError naming the cell."""
+    import mindspore as ms
+
+    try:
+        if grad_position or weights:
+            grad_fn = ms.value_and_grad(
+                fn,
+                grad_position=grad_position if grad_position else None,
+                weights=weights if weights else None,
+                has_aux=True,
+            )
+            (_loss, aux), grads = grad_fn(*args, *extra)
+        else:
+            _loss, aux = fn(*args, *extra)
+            grads = None
+    except Exception as err:
+        # an abandoned gradient leaves MindSpore's PyNative executor mid-graph: the next one would fail
+        from mindspore.graph.api import _pynative_executor
+        _pynative_executor.clear_res()
+        if mode == "graph":
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise MindSporeGraphError(
+                f"MindSpore GRAPH mode could not compile or run {type(cell).__name__}: {first}\n"
+                f"(run it with mode='pynative' to compare without GRAPH mode; MindSpore's full "
+                f"message is chained below)"
+            ) from err
+        raise
+    return aux, grads
+
+
+def _record_mindspore(result: RunResult, cell, aux, captured, grads, grad_position, weights, args, keys,
+                      name_map) -> None:
+    """Outputs, input and parameter gradients and frozen parameters (buffers), named in torch's terms."""
     # aux is the tuple of output leaves (has_aux returns the rest of fn's outputs as a tuple).
     if isinstance(aux, tuple) and len(aux) == 1 and isinstance(aux[0], tuple):
         aux = aux[0]
@@ -517,6 +537,7 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
     for i, g in zip(grad_position, input_grads):
         result.add(f"{_input_name(i, keys)}.grad", "input-grad", _ms_numpy(g), _ms_dtype_name(args[i].dtype))
 
+    inverse = {v: k for k, v in (name_map or {}).items()}
     structural = {id(p): n for n, p in cell.parameters_and_names()}
     unmapped: list[str] = []  # MindSpore names name_map does not hold: kept as they are
 
@@ -535,7 +556,6 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
         if not p.requires_grad:
             result.add(torch_name(p), "buffer", _ms_numpy(p), _ms_dtype_name(p.dtype))
     result.meta["unmapped_names"] = unmapped
-    return result
 
 
 def _split_grads(grads, grad_position: Sequence[int], weights: Sequence[Any]):
