@@ -480,13 +480,44 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     for r in failed:
         out.line(_fmt_error(r.path, r.error or ""))
 
-    # Read every file once; the ones without the trigger word are done right here.
-    trigger = (MODEL_TRIGGERS if opts.scope == "model" else TRIGGERS)[opts.to]
     results: dict[str, FileResult] = {}
     originals: dict[str, bytes] = {}
-    todo: list[_Item] = []
-    others: list[_Entry] = []   # files without the trigger word: checked again if holders turn up
     lines_of: dict[str, int] = {}
+    todo, others = _read_all(py, opts, summary, results, originals, lines_of)
+    try:
+        summary.files_examined = _translate_all(todo, others, jobs, results, originals, lines_of, out)
+    finally:
+        out.close()
+    ordered, would_change = _deliver(entries, failed, results, originals, opts, summary, out, stdout)
+    summary.files_failed = sum(1 for r in ordered if r.error is not None)
+    summary.elapsed_s = time.perf_counter() - start
+
+    if opts.check and would_change and not opts.quiet:
+        for p in would_change:
+            print(f"would change: {p}", file=stderr)
+    if not py and not failed:
+        print("recompat: warning: no Python files found in " + ", ".join(opts.paths), file=stderr)
+    _print_summary(opts, summary, stderr)
+
+    if summary.files_failed:
+        code = 2
+    elif opts.check and summary.files_changed:
+        code = 1
+    else:
+        code = 0
+    report = Report(ordered, summary, code)
+    if opts.json_path is not None:
+        _write_json(opts, report, stdout, stderr)
+    return report
+
+
+def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, originals: dict,
+              lines_of: dict) -> tuple[list[_Item], list[_Entry]]:
+    """Read every file once: (the files to translate, the others). A file without the trigger word is done here
+    (an empty result), and kept among the others: it is looked at again if holders turn up."""
+    trigger = (MODEL_TRIGGERS if opts.scope == "model" else TRIGGERS)[opts.to]
+    todo: list[_Item] = []
+    others: list[_Entry] = []
     for e in py:
         try:
             with open(e.abspath, "rb") as f:
@@ -504,13 +535,12 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
             others.append(e)
         lines_of[e.display] = n_lines
     summary.files_scanned = len(py)
+    return todo, others
 
-    try:
-        summary.files_examined = _translate_all(todo, others, jobs, results, originals, lines_of, out)
-    finally:
-        out.close()
 
-    # Write, show and report, file by file in path order.
+def _deliver(entries: list[_Entry], failed: list[FileResult], results: dict, originals: dict, opts: Options,
+             summary: Summary, out: _Out, stdout: IO[str]) -> tuple[list[FileResult], list[str]]:
+    """Write, show and report, file by file in path order: (every result, the paths that change)."""
     ordered: list[FileResult] = list(failed)
     would_change: list[str] = []
     for e in entries:
@@ -546,26 +576,7 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
             else:
                 _mirror_copy(e, opts, summary, ordered, out, result=r)
         r.new_data = None   # written or shown: do not keep every file's text around
-    summary.files_failed = sum(1 for r in ordered if r.error is not None)
-    summary.elapsed_s = time.perf_counter() - start
-
-    if opts.check and would_change and not opts.quiet:
-        for p in would_change:
-            print(f"would change: {p}", file=stderr)
-    if not py and not failed:
-        print("recompat: warning: no Python files found in " + ", ".join(opts.paths), file=stderr)
-    _print_summary(opts, summary, stderr)
-
-    if summary.files_failed:
-        code = 2
-    elif opts.check and summary.files_changed:
-        code = 1
-    else:
-        code = 0
-    report = Report(ordered, summary, code)
-    if opts.json_path is not None:
-        _write_json(opts, report, stdout, stderr)
-    return report
+    return ordered, would_change
 
 
 def _read_error(e: _Entry, exc: OSError) -> str:
@@ -663,7 +674,9 @@ def _print_summary(opts: Options, s: Summary, stderr: IO[str]) -> None:
         p(f"{_n(s.total_sites, 'site')}: {st}; conversion rate {_pct(s.conversion_rate)} "
           f"({_pct(s.rewritten_rate)} rewritten)")
     else:
-        p(f"no {'checkpoint' if opts.to == 'mindspore' else 'recompute'} call sites found")
+        source = "torch" if opts.to == "mindspore" else "MindSpore"
+        p(f"no {source} API uses found" if opts.scope == "model"
+          else f"no {'checkpoint' if opts.to == 'mindspore' else 'recompute'} call sites found")
     lps = f"{s.lines_per_s:,.0f} lines/s" if s.lines_per_s else "n/a lines/s"
     p(f"{s.lines:,} lines in {s.elapsed_s:.2f} s ({lps})")
     if s.files_failed:
