@@ -328,10 +328,21 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         return bound, notes
 
     def _plan(self, call: ast.Call, entry: Entry, qual: str) -> "_Plan":
+        """What the call becomes: each argument's new name and value, the values to add, the notes."""
         bound, notes = self._bind(call, entry, qual)
-        frm, to = self.frm, self.to
         plan = _Plan(notes=notes)
         given = {a.name: a for a in bound}
+        handled = self._plan_conversions(plan, entry, qual, bound, given)
+        for a in bound:
+            if a.name not in handled:
+                self._plan_argument(plan, entry, qual, a)
+        plan.args.sort(key=lambda x: bound.index(x[0]))
+        self._plan_fills(plan, entry, qual, given)
+        return plan
+
+    def _plan_conversions(self, plan: "_Plan", entry: Entry, qual: str, bound: list[_Arg], given: dict) -> set[str]:
+        """The params whose values change on the way (`convert:`), group by group; the source names handled."""
+        frm, to = self.frm, self.to
         groups: dict[str, list] = {}
         for p in entry.params:
             if p.convert and (getattr(p, frm) or getattr(p, to)):
@@ -372,31 +383,37 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 if not convert.same(text, defaults.get(name)):
                     plan.values[name] = text
             handled |= sources
-        for a in bound:
-            if a.name in handled:
-                continue
-            p = entry.param(a.name, frm)
-            if p is None:
-                raise _Manual("RC303", what=f"{a.name} has no decision in mappings/")
-            dst = getattr(p, to)
-            if p.action == "drop" or dst is None:
-                text = self.src.segment(a.value)
-                if p.code == "RC309" or self.m.diagnostics.get(p.code or "", {}).get("status") == "manual":
-                    if not convert.same(text, getattr(p, f"{frm}_default")):
-                        raise _Manual("RC309", param=a.name, value=text, why=p.why or "no counterpart")
-                else:
-                    plan.notes.append(("RC306", {"api": qual, "param": a.name, "why": p.why or "no counterpart"}))
-                plan.drop.append(a)
-                continue
-            text = self.src.render_node(a.value)
-            if p.values:
-                text = next((v for k, v in p.values.items() if convert.same(k, text)), None) if to == "mindspore" \
-                    else next((k for k, v in p.values.items() if convert.same(v, text)), None)
-                if text is None:
-                    raise _Manual("RC309", param=a.name, value=self.src.segment(a.value), why="a value with no counterpart")
-            plan.args.append((a, dst.lstrip("*"), text, dst.startswith("*")))
-        plan.args.sort(key=lambda x: bound.index(x[0]))
-        for p in entry.params:   # left out, and the two defaults differ: write the source default out
+        return handled
+
+    def _plan_argument(self, plan: "_Plan", entry: Entry, qual: str, a: _Arg) -> None:
+        """One argument by its param's decision: renamed, its value mapped, or dropped (with a note, or manual
+        when the value matters)."""
+        frm, to = self.frm, self.to
+        p = entry.param(a.name, frm)
+        if p is None:
+            raise _Manual("RC303", what=f"{a.name} has no decision in mappings/")
+        dst = getattr(p, to)
+        if p.action == "drop" or dst is None:
+            text = self.src.segment(a.value)
+            if p.code == "RC309" or self.m.diagnostics.get(p.code or "", {}).get("status") == "manual":
+                if not convert.same(text, getattr(p, f"{frm}_default")):
+                    raise _Manual("RC309", param=a.name, value=text, why=p.why or "no counterpart")
+            else:
+                plan.notes.append(("RC306", {"api": qual, "param": a.name, "why": p.why or "no counterpart"}))
+            plan.drop.append(a)
+            return
+        text = self.src.render_node(a.value)
+        if p.values:
+            text = next((v for k, v in p.values.items() if convert.same(k, text)), None) if to == "mindspore" \
+                else next((k for k, v in p.values.items() if convert.same(v, text)), None)
+            if text is None:
+                raise _Manual("RC309", param=a.name, value=self.src.segment(a.value), why="a value with no counterpart")
+        plan.args.append((a, dst.lstrip("*"), text, dst.startswith("*")))
+
+    def _plan_fills(self, plan: "_Plan", entry: Entry, qual: str, given: dict) -> None:
+        """Params left out whose two defaults differ: the source default written out."""
+        frm, to = self.frm, self.to
+        for p in entry.params:
             s, d = getattr(p, frm), getattr(p, to)
             if p.convert or not p.fill or not s or not d or s in given or d in plan.values:
                 continue
@@ -406,7 +423,6 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                     raise _Manual("RC303", what=f"{s} left out: its default None is decided at run time; pass it")
                 plan.values[d] = sd
                 plan.notes.append(("RC307", {"api": qual, "param": s, "value": sd, "target": entry.names(to)[0]}))
-        return plan
 
     def _apply(self, call: ast.Call, entry: Entry, plan: "_Plan", method: bool) -> None:
         src, to = self.src, self.to
