@@ -17,24 +17,12 @@ import pytest
 
 import recompat
 from recompat import cli
+from conftest import TORCH_CHECKPOINT_MODEL
 from recompat.cli import main
 from recompat.translator import engine
 
 # A torch model whose checkpoint call the translator converts.
-MODEL = """\
-import torch
-from torch.utils.checkpoint import checkpoint
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.block = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-        y = checkpoint(self.block, x)
-        return y
-"""
+MODEL = TORCH_CHECKPOINT_MODEL
 # Mentions the trigger word (so it is parsed) but has nothing to translate.
 MENTIONS = 'CHECKPOINT_DIR = "ckpt"  # where checkpoint files go\n'
 # Does not mention it (passed over without parsing).

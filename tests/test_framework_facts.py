@@ -24,6 +24,8 @@ import torch
 from mindspore import Tensor, nn, ops
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 
+from conftest import Block, DropBlock   # the shared MindSpore test cells
+
 pytestmark = pytest.mark.runtime
 
 
@@ -75,23 +77,6 @@ def assert_same(a, b):
 
 def differs(a, b):
     return any(not np.allclose(p, q, rtol=1e-5, atol=1e-6) for p, q in zip(a[1] + a[2], b[1] + b[2]))
-
-
-class Block(nn.Cell):
-    """Dense 4->8 + ReLU, counting calls to construct."""
-
-    def __init__(self):
-        super().__init__()
-        self.dense = nn.Dense(4, 8)
-        self.relu = nn.ReLU()
-        self.calls = 0
-
-    def construct(self, x, mask=None):
-        self.calls += 1
-        y = self.relu(self.dense(x))
-        if mask is not None:
-            y = y * mask
-        return y
 
 
 class Parent(nn.Cell):
@@ -283,20 +268,6 @@ def test_e_kwargs_are_forwarded_to_construct(pynative, rc_kwargs):
 
 
 # --------------------------------------------------------------------------- f. dropout
-
-class DropBlock(nn.Cell):
-    def __init__(self, functional=False):
-        super().__init__()
-        self.dense = nn.Dense(4, 8)
-        self.drop = nn.Dropout(p=0.5)
-        self.functional = functional
-
-    def construct(self, x):
-        h = self.dense(x)
-        if self.functional:
-            return ops.dropout(h, p=0.5, training=True)
-        return self.drop(h)
-
 
 class DropParent(nn.Cell):
     def __init__(self, form=None, functional=False, **rc_kwargs):

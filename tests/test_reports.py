@@ -15,25 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TORCH_CHECKPOINT_MODEL
 from recompat.cli import main
 from recompat.reports import html
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIL = "<img src=x onerror=alert(1)>.py"
 
-MODEL = """\
-import torch
-from torch.utils.checkpoint import checkpoint
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.block = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-        return checkpoint(self.block, x)
-"""
+MODEL = TORCH_CHECKPOINT_MODEL
 PARTIAL = """\
 import torch
 from torch.utils.checkpoint import checkpoint
@@ -103,11 +92,11 @@ def test_translate_report_writes_the_page_and_its_json_beside_it(tmp_path, capsy
     assert doc["kind"] == "recompat-translate" and doc["summary"]["sites"]["total"] == 3
     by_name = {Path(f["path"]).name: f for f in doc["files"]}
     assert set(by_name) == {"model.py", "partial.py", EVIL}
-    assert "+        return mindspore.recompute(self.block, x)" in by_name["model.py"]["diff"]
+    assert "+        y = mindspore.recompute(self.block, x)" in by_name["model.py"]["diff"]
     text = page.read_text()
     assert "conversion rate" in text and "66.7%" in text
     assert "RC100" in text and "RC114" in text
-    assert '<span class="d-add">+        return mindspore.recompute(self.block, x)</span>' in text
+    assert '<span class="d-add">+        y = mindspore.recompute(self.block, x)</span>' in text
     assert (src / "model.py").read_text() == MODEL, "a report run writes no translation"
 
 
@@ -131,7 +120,7 @@ def test_translate_report_keeps_the_exit_status_and_records_in_place_diffs(tmp_p
     assert "mindspore.recompute" in (src / "model.py").read_text()
     doc = json.loads(page.with_suffix(".json").read_text())
     diff = next(f["diff"] for f in doc["files"] if f["path"].endswith("model.py"))
-    assert "-        return checkpoint(self.block, x)" in diff
+    assert "-        y = checkpoint(self.block, x)" in diff
 
 
 def test_translate_report_with_diff_and_json_still_gives_both(tmp_path, capsys):

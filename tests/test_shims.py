@@ -22,6 +22,7 @@ import mindspore as ms
 import torch
 from mindspore import Tensor, nn, ops
 
+from conftest import Block, DropBlock   # the shared MindSpore test cells
 from recompat.compat import mindspore as msc
 from recompat.compat import torch as tc
 from recompat.compat.mindspore import RecomputeRNGWarning
@@ -66,23 +67,6 @@ def copy_params(dst, src):
 
 
 # =========================================================================== compat.mindspore.checkpoint
-
-class Block(nn.Cell):
-    """Dense 4->8 + ReLU (optionally times a mask), counting calls to construct."""
-
-    def __init__(self):
-        super().__init__()
-        self.dense = nn.Dense(4, 8)
-        self.relu = nn.ReLU()
-        self.calls = 0
-
-    def construct(self, x, mask=None):
-        self.calls += 1
-        y = self.relu(self.dense(x))
-        if mask is not None:
-            y = y * mask
-        return y
-
 
 class Parent(nn.Cell):
     """head(block(x)).sum(), the block called through compat checkpoint in one of several torch idioms."""
@@ -303,20 +287,6 @@ def test_ms_checkpoint_context_fn_contexts_are_entered(pynative):
 
 
 # --------------------------------------------------------------------------- RNG
-
-class DropBlock(nn.Cell):
-    def __init__(self, functional=False):
-        super().__init__()
-        self.dense = nn.Dense(4, 8)
-        self.drop = nn.Dropout(p=0.5)
-        self.functional = functional
-
-    def construct(self, x):
-        h = self.dense(x)
-        if self.functional:
-            return ops.dropout(h, p=0.5, training=True)
-        return self.drop(h)
-
 
 class DropParent(nn.Cell):
     def __init__(self, form=None, functional=False, **kw):

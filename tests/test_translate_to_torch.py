@@ -1,5 +1,8 @@
 """MindSpore -> torch: every recognised form's rewritten text, what is left alone, imports, idempotence,
-the round trip with the other direction, and the CLI."""
+the round trip with the other direction, and the CLI.
+
+Whole-file before/after forms are cases in tests/cases/to_torch/ (tests/test_cases.py); here are the
+parametrized variants, the round-trip properties and the CLI."""
 from __future__ import annotations
 
 import ast
@@ -9,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import MINDSPORE_SEED
 from recompat.cli import main
 from recompat.translator.translate import translate_bytes
 
@@ -28,45 +32,7 @@ def codes(result) -> list[str]:
     return [d.code for s in result.sites for d in s.diagnostics]
 
 
-SEED = """\
-    import mindspore
-    import numpy as np
-    from mindspore import nn, ops
-
-
-    class Net(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.fc1 = nn.Dense(12, 24)
-            self.relu1 = ops.ReLU()
-            self.fc2 = nn.Dense(24, 48)
-            self.fc2.recompute()
-            self.relu2 = ops.ReLU()
-            self.relu2.recompute()
-            self.fc3 = nn.Dense(48, 2)
-
-        def construct(self, x):
-            x = self.fc1(x)
-            x = self.relu1(x)
-            x = self.fc2(x)
-            x = self.relu2(x)
-            x = self.fc3(x)
-            return x
-"""
-
-
-def test_the_seed_marks_become_checkpointed_calls():
-    result, out = to_torch(SEED)
-    assert "self.fc2.recompute()" not in out and "self.relu2.recompute()" not in out
-    assert "x = torch.utils.checkpoint.checkpoint(self.fc2, x, use_reentrant=True)" in out
-    # an operator: non-reentrant (MindSpore applies its mark in GRAPH mode only)
-    assert "x = torch.utils.checkpoint.checkpoint(self.relu2, x, use_reentrant=False)" in out
-    assert "x = self.fc1(x)" in out and "x = self.relu1(x)" in out   # unmarked calls stay
-    assert "import torch.utils.checkpoint\n" in out
-    assert "import mindspore\n" in out          # unused before, and not by a rewritten site: left alone
-    assert sorted(set(codes(result))) == ["RC201", "RC210", "RC214"]
-    assert [s.api for s in result.sites] == ["mindspore.nn.Cell.recompute", "mindspore.ops.Primitive.recompute"]
-    assert {s.status for s in result.sites} == {"converted"}
+SEED = MINDSPORE_SEED   # its whole translation is a case: tests/cases/to_torch/seed_marks_become_checkpointed_calls
 
 
 @pytest.mark.parametrize("imports, call", [
@@ -117,46 +83,6 @@ def test_each_keyword_is_a_recorded_decision(keywords, expected, expected_codes)
     ast.parse(out)
 
 
-def test_dropping_an_argument_keeps_the_others_and_their_comments():
-    _, out = to_torch("""\
-        import mindspore
-
-
-        def f(block, x):
-            return mindspore.recompute(
-                block,
-                x,  # the input
-                output_recompute=False,  # merge adjacent blocks
-                early_stop=True,
-            )
-    """)
-    assert out.endswith("    return torch.utils.checkpoint.checkpoint(\n"
-                        "        block,\n"
-                        "        x,  # the input\n"
-                        "        early_stop=True, use_reentrant=True,\n"
-                        "    )\n")
-
-
-def test_make_layer_marks_become_composable_checkpoints():
-    """The seeds' _make_layer form: the blocks' calls are out of sight (inside a SequentialCell)."""
-    result, out = to_torch("""\
-        from mindspore import nn
-
-
-        class ResNet(nn.Cell):
-            def _make_layer(self, block, layer_num, channel):
-                layers = []
-                for _ in range(1, layer_num):
-                    resnet_block = block(channel, channel, stride=1)
-                    resnet_block.recompute()
-                    layers.append(resnet_block)
-                return nn.SequentialCell(layers)
-    """)
-    assert "            torch.distributed._composable.checkpoint(resnet_block)\n" in out
-    assert out.startswith("from mindspore import nn\nimport torch.distributed._composable\n")
-    assert codes(result) == ["RC211"]
-
-
 @pytest.mark.parametrize("mark, expected, expected_codes", [
     ("recompute_slice_activation=True", "(layer)", ["RC212", "RC211"]),
     ("mp_comm_recompute=False, parallel_optimizer_comm_recompute=True", "(layer)", ["RC212", "RC212", "RC211"]),
@@ -179,40 +105,6 @@ def test_mark_options_on_the_composable_form(mark, expected, expected_codes):
     """)
     assert f"        torch.distributed._composable.checkpoint{expected}\n" in out
     assert codes(result) == expected_codes
-
-
-def test_a_cell_marking_itself():
-    result, out = to_torch("""\
-        from mindspore import nn
-
-
-        class Block(nn.Cell):
-            def __init__(self):
-                super().__init__()
-                self.dense = nn.Dense(4, 4)
-                self.recompute()
-    """)
-    assert "        torch.distributed._composable.checkpoint(self)\n" in out
-    assert codes(result) == ["RC211"]
-
-
-def test_a_mark_whose_attribute_is_used_otherwise_is_marked_in_place():
-    result, out = to_torch("""\
-        from mindspore import nn
-
-
-        class Net(nn.Cell):
-            def __init__(self):
-                super().__init__()
-                self.block = nn.Dense(4, 4)
-                self.block.recompute()
-                self.seq = nn.SequentialCell([self.block, nn.ReLU()])
-
-            def construct(self, x):
-                return self.seq(x)
-    """)
-    assert "        torch.distributed._composable.checkpoint(self.block)\n" in out
-    assert codes(result) == ["RC211"]
 
 
 def test_calls_with_keywords_run_non_reentrant():
@@ -357,20 +249,6 @@ def test_what_cannot_be_converted_stays_with_a_comment(code, why):
 def test_what_is_not_mindspores_is_left_alone(code):
     result, _ = to_torch(code)
     assert not result.changed and result.sites == []
-
-
-def test_a_name_bound_to_recompute_and_to_something_else():
-    result, out = to_torch("""\
-        try:
-            from mindspore import recompute
-        except ImportError:
-            recompute = None
-
-
-        def f(block, x):
-            return recompute(block, x)
-    """)
-    assert codes(result) == ["RC291"] and "# recompat: RC291" in out
 
 
 def test_formatting_is_kept_crlf_and_comments():

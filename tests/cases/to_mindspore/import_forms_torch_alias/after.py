@@ -1,0 +1,5 @@
+import mindspore
+
+
+def f(block, x):
+    return mindspore.recompute(block, x, use_reentrant=False, early_stop=False)

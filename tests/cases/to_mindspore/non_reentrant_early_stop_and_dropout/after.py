@@ -1,0 +1,12 @@
+import mindspore
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        x = mindspore.recompute(self.block, x, use_reentrant=False, early_stop=False)
+        return mindspore.recompute(self.block, x)

@@ -1,0 +1,3 @@
+from torch.utils.checkpoint import checkpoint
+
+HOOKS = [checkpoint]

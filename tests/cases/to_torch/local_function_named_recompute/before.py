@@ -1,0 +1,9 @@
+import mindspore
+
+
+def recompute(block, x):
+    return block(x)
+
+
+def f(block, x):
+    return recompute(block, x)

@@ -1,0 +1,12 @@
+from mindspore import nn
+import torch.distributed._composable
+
+
+class ResNet(nn.Cell):
+    def _make_layer(self, block, layer_num, channel):
+        layers = []
+        for _ in range(1, layer_num):
+            resnet_block = block(channel, channel, stride=1)
+            torch.distributed._composable.checkpoint(resnet_block)
+            layers.append(resnet_block)
+        return nn.SequentialCell(layers)

@@ -1,0 +1,41 @@
+import mindspore
+from mindspore import nn, ops
+
+
+class Block(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.dense = nn.Dense(8, 8)
+
+    def construct(self, x, scale=1.0):
+        return ops.relu(self.dense(x)) * scale
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Dense(8, 8)
+        self.fc2 = nn.Dense(8, 8)
+        self.fc2.recompute()
+        self.relu2 = ops.ReLU()
+        self.relu2.recompute()
+        self.blk = Block()
+        self.kw = Block()
+        self.out = Block()
+        self.tail = self._make_layer(3)
+
+    def _make_layer(self, n):
+        layers = []
+        for _ in range(n):
+            layer = Block()
+            layer.recompute()
+            layers.append(layer)
+        return nn.SequentialCell(layers)
+
+    def construct(self, x):
+        x = self.fc1(x)
+        x = self.relu2(self.fc2(x))
+        x = mindspore.recompute(self.blk, x)
+        x = mindspore.recompute(self.kw, x, scale=0.5)
+        x = mindspore.recompute(self.out, x, output_recompute=True)
+        return self.tail(x)

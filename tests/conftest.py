@@ -1,0 +1,89 @@
+"""Shared test set-up and the test models more than one test file uses.
+
+The models are plain names here; a test file imports them (`from conftest import TORCH_CHECKPOINT_MODEL`: pytest
+puts tests/ on sys.path). The MindSpore cells are built on first use, so a test file that never asks for one
+never imports MindSpore (the pure-text tests stay pure text).
+
+tests/cases/ holds the translation cases (before.py/after.py pairs, run by tests/test_cases.py): data, not test
+modules, so pytest collects nothing under it.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+collect_ignore_glob = ["cases/*"]
+
+CASES = Path(__file__).parent / "cases"
+
+# A torch model whose one checkpoint call the translator converts (CLI and report runs over a small tree).
+TORCH_CHECKPOINT_MODEL = """\
+import torch
+from torch.utils.checkpoint import checkpoint
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = checkpoint(self.block, x)
+        return y
+"""
+
+# The MindSpore seed: a Dense marked with recompute() in __init__, an operator marked too, the rest plain.
+# Its whole translation to torch is the case tests/cases/to_torch/seed_marks_become_checkpointed_calls.
+MINDSPORE_SEED = (CASES / "to_torch" / "seed_marks_become_checkpointed_calls" / "before.py").read_text(encoding="utf-8")
+
+
+# -- MindSpore cells shared by tests/test_shims.py and tests/test_framework_facts.py ---------------------------
+
+MINDSPORE_CELLS = ("Block", "DropBlock")
+
+
+@functools.cache
+def _mindspore_cells() -> dict:
+    # nn and ops become this module's globals, so the cells' construct reads them as any module's code does
+    # (GRAPH mode resolves globals, not a function's closure)
+    global nn, ops
+    from mindspore import nn, ops
+
+    class Block(nn.Cell):
+        """Dense 4->8 + ReLU (optionally times a mask), counting calls to construct."""
+
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Dense(4, 8)
+            self.relu = nn.ReLU()
+            self.calls = 0
+
+        def construct(self, x, mask=None):
+            self.calls += 1
+            y = self.relu(self.dense(x))
+            if mask is not None:
+                y = y * mask
+            return y
+
+    class DropBlock(nn.Cell):
+        """Dense 4->8 then dropout p=0.5: the nn.Dropout cell, or ops.dropout with functional=True."""
+
+        def __init__(self, functional=False):
+            super().__init__()
+            self.dense = nn.Dense(4, 8)
+            self.drop = nn.Dropout(p=0.5)
+            self.functional = functional
+
+        def construct(self, x):
+            h = self.dense(x)
+            if self.functional:
+                return ops.dropout(h, p=0.5, training=True)
+            return self.drop(h)
+
+    return {"Block": Block, "DropBlock": DropBlock}
+
+
+def __getattr__(name: str):
+    if name in MINDSPORE_CELLS:
+        return _mindspore_cells()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
