@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from recompat.mappings import Entry, Mappings, Param
@@ -146,6 +146,7 @@ class TorchToMindSpore(SiteLog):
         # _gradient_checkpointing_func is set in a base class, called in every model file)
         self.holders: dict[str, Holder] = {"." + a: Holder(reentrant="dynamic") for a in external_holders}
         self.own_holders: list[str] = []
+        self.api_roots: set = set()   # (name, what it is bound to) the API uses start with: ("th", "torch")
         self.sites: list[Site] = []
         self.support: list[Entry] = []
         # Only names that some import binds to a mapped API (or a module on the way to one) can
@@ -189,6 +190,11 @@ class TorchToMindSpore(SiteLog):
     def run(self) -> list[Site]:
         walker = _Walker(self)
         walker.visit(self.tree)
+        for ev in self.events:
+            node = {"call": lambda n: n.func, "partial": lambda n: n.args[0]}.get(ev.kind, lambda n: n)(ev.node)
+            chain = names.attribute_chain(node) if ev.entry is not None else None
+            if chain:
+                self.api_roots.add((chain[0], ev.scope.qualname(chain[0])))
         cell_style = self._cell_style_plan() if self.style == "cell" else {}
         for ev in self.events:
             if ev.kind == "ref" and id(ev.node) in walker.handled:
@@ -640,10 +646,15 @@ class TorchToMindSpore(SiteLog):
 # -- stage 2: imports and support code -------------------------------------------------------
 
 def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: str, needs_ms: bool,
-                   support: list[Entry]) -> None:
-    """Remove torch checkpoint imports nothing uses any more; add `import mindspore` and support code."""
-    apis = {api for e in mappings.entries if e.source == "torch" for api in e.torch_names}
+                   support: list[Entry], api_roots: set = frozenset()) -> None:
+    """Remove the imports of torch's checkpoint APIs, and the one each API use went through (`api_roots`: `import
+    torch as th` for `th.utils.checkpoint.checkpoint`, when no other import binds `th`), that nothing uses any more;
+    add `import mindspore` and support code. A user's own unused import stays."""
+    apis = set(mappings.by_torch_name)
+    bound = Counter(name for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))
+                    for name, _, _ in names.import_bindings(s))
     edits.settle_imports(src, tree, modules=apis | {api.rsplit(".", 1)[0] for api in apis},
+                         exact={qual for name, qual in api_roots if qual and bound[name] == 1},
                          additions=[("mindspore", None if ms_alias == "mindspore" else ms_alias)] if needs_ms else [])
     for entry in support:
         if any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"] for s in tree.body):

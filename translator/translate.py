@@ -54,7 +54,8 @@ def _checkpoint_sites(data: bytes, path: str, to: str, style: str, holders, m) -
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))
-    return _finish(data, src, tree, result, lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support))
+    return _finish(data, src, tree, result, lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support,
+                                                                       tx.api_roots))
 
 
 def _to_torch(data: bytes, path: str, m, result: FileResult) -> FileResult:
