@@ -4,6 +4,7 @@ The translator, the docs and the reports read these objects; nothing else states
 """
 from __future__ import annotations
 
+import ast
 import functools
 import json
 from dataclasses import dataclass, field
@@ -211,6 +212,16 @@ class Mappings:
         return frozenset().union(*(f.containers for f in self.frameworks.values()))
 
 
+def same(a: str | None, b: str | None) -> bool:
+    """Two Python expressions that mean the same constant (1e-05 == 0.00001, 'x' == "x")."""
+    if a is None or b is None:
+        return a is b
+    try:
+        return ast.dump(ast.parse(a.strip(), mode="eval")) == ast.dump(ast.parse(b.strip(), mode="eval"))
+    except SyntaxError:
+        return a.strip() == b.strip()
+
+
 def _validate(data, path: Path):
     import jsonschema  # imported here: only loading pays for it
 
@@ -246,6 +257,55 @@ def _framework(name: str, raw: dict) -> Framework:
                      spellings=tuple(Spelling(s["prefix"], s["name"], s["import"]) for s in raw["spellings"]))
 
 
+@functools.lru_cache(maxsize=None)
+def signature_arguments(signature: str) -> ast.arguments | None:
+    """The parameters of a recorded signature (`Linear(in_features, out_features, bias=True, ...)`), parsed as a
+    def's; None when it cannot be read."""
+    head = signature.find("(")
+    for text in (signature[head:], signature[head:signature.rfind(")") + 1]) if head >= 0 else ():
+        try:   # the second try drops a return annotation Python cannot read (`-> Tensor`)
+            return ast.parse(f"def f{text}: pass").body[0].args
+        except SyntaxError:
+            continue
+    return None
+
+
+def signature_defaults(signature: str) -> dict[str, str] | None:
+    """Each parameter's default in a recorded signature, as source text (`ast.unparse`), by name; a parameter
+    with none (*args and **kwargs among them) is absent. None when the signature cannot be read."""
+    a = signature_arguments(signature)
+    if a is None:
+        return None
+    positional = a.posonlyargs + a.args
+    pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults), *zip(a.kwonlyargs, a.kw_defaults)]
+    return {x.arg: ast.unparse(d) for x, d in pairs if d is not None}
+
+
+def _params(raw: dict, where: str) -> tuple[Param, ...]:
+    """An entry's params, each side's default derived from that side's recorded signature where the YAML gives
+    none (an explicit one is an override: see param/torch_default in schema.json). A YAML default that means the
+    same as the signature's (same) is refused, so that no default is written twice."""
+
+    defaults = {}
+    for side in ("torch", "mindspore"):
+        defaults[side] = signature_defaults(raw[side]["signature"])
+        if defaults[side] is None:
+            raise MappingError(f"{where}/{side}/signature ({raw['id']}): cannot be read as a call head")
+    out = []
+    for k, p in enumerate(raw.pop("params")):
+        p = dict(p)   # not in place: YAML aliases share one params list between entries
+        for side in ("torch", "mindspore"):
+            key, derived = f"{side}_default", defaults[side].get(p[side] or "")
+            if key not in p:
+                p[key] = derived
+            elif derived is not None and same(p[key], derived):
+                raise MappingError(f"{where}/params/{k}/{key} ({raw['id']}, {side} parameter {p[side]}): "
+                                   f"{p[key]} repeats the default of the recorded {side} signature; leave it out "
+                                   "(it is derived from the signature)")
+        out.append(Param(**p))
+    return tuple(out)
+
+
 def load(folder: Path = HERE) -> Mappings:
     """Read and validate every *.yaml file in `folder`."""
     entries, diagnostics = [], {}
@@ -262,7 +322,7 @@ def load(folder: Path = HERE) -> Mappings:
                 raise MappingError(f"{path}: diagnostic {code} is defined twice")
             diagnostics[code] = spec
         for i, raw in enumerate(data.get("entries", [])):
-            params = tuple(Param(**p) for p in raw.pop("params"))
+            params = _params(raw, f"{path}: entries/{i}")
             proven = (folder / "examples" / raw["id"] / "output.txt").is_file()
             entries.append(Entry(params=params, proven=proven, **raw))
             where[id(entries[-1])] = f"{path}: entries/{i}"

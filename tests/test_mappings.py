@@ -438,3 +438,109 @@ def test_renames_agree_in_both_directions():
     reverse = {(p.torch, p.mindspore) for e in family if e.source == "mindspore" for p in e.params
                if p.action == "rename"}
     assert reverse and reverse <= forward
+
+
+# -- defaults: each side's comes from its recorded signature; the YAML only overrides --------------------
+
+def _yaml_params() -> list[tuple[Path, dict, int, dict]]:
+    """(file, raw entry, row index, raw param row) for every params row of the shipped YAML, as written."""
+    return [(path, e, k, p) for path in _yaml_files()
+            for e in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("entries", [])
+            for k, p in enumerate(e["params"])]
+
+
+def test_defaults_are_the_signatures_unless_the_yaml_overrides_them():
+    """Read again with reports.signatures (a parser of its own): a param's default is its signature's, or the
+    YAML's override where the signature has another, none, or no such parameter."""
+    from recompat.reports import signatures
+    from recompat.mappings import same
+
+    rows = _yaml_params()
+    assert len(rows) == sum(len(e.params) for e in M.entries)
+    overrides = 0
+    for path, raw, k, row in rows:
+        param = M.entry(raw["id"]).params[k]
+        for side in ("torch", "mindspore"):
+            found = {p.name: p.default for p in signatures.parse(raw[side]["signature"])}.get(row[side] or "")
+            key, where = f"{side}_default", f"{path.name}: {raw['id']}/params/{k} ({side} {row[side]})"
+            if key in row:
+                overrides += 1
+                assert getattr(param, key) == row[key], where
+                assert found is None or not same(row[key], found), where
+            else:
+                assert getattr(param, key) == found, where
+    assert overrides   # the cases schema.json lists (param/torch_default); the ~200 repeats of the signatures went
+
+
+@pytest.mark.parametrize("entry_id, torch_name, mindspore_name, torch_default, mindspore_default", [
+    # what mappings/ wrote out before the defaults were derived (git show b9dd458:mappings/...)
+    ("linear", "bias", "has_bias", "True", "True"),
+    ("conv2d", "bias", "has_bias", "True", "False"),
+    ("conv2d", None, "pad_mode", "'valid'", "'same'"),            # torch: an override (no such parameter)
+    ("conv2d", None, "data_format", "'NCHW'", "'NCHW'"),
+    ("batchnorm2d", "momentum", "momentum", "0.1", "0.9"),
+    ("layernorm", "eps", "epsilon", "1e-05", "1e-07"),
+    ("dropout", "p", "p", "0.5", "None"),
+    ("dropout", "p", "keep_prob", "0.5", "0.5"),
+    ("gelu", "approximate", "approximate", "'none'", "True"),
+    ("maxpool2d", "stride", "stride", "kernel_size", "1"),        # torch: an override (its None means kernel_size)
+    ("f_softmax", "dim", "axis", "None", "-1"),
+    ("torch_sum", "dim", "dim", "None", "None"),                  # torch: an override (an overload without it)
+    ("checkpoint", "use_reentrant", "use_reentrant", "None: warns, then True", "True"),
+    ("checkpoint", "early_stop", "early_stop", "True", "True"),
+    ("checkpoint_wrapper", "checkpoint_impl", "use_reentrant", "CheckpointImpl.NO_REENTRANT", "True"),
+    ("apply_activation_checkpointing", "checkpoint_wrapper_fn", None, "checkpoint_wrapper", None),
+    ("recompute", "preserve_rng_state", "save_rng_state", "True", "True"),   # both not in the signatures
+])
+def test_derived_defaults_are_what_the_yaml_said(entry_id, torch_name, mindspore_name, torch_default,
+                                                 mindspore_default):
+    p = next(p for p in M.entry(entry_id).params if (p.torch, p.mindspore) == (torch_name, mindspore_name))
+    assert (p.torch_default, p.mindspore_default) == (torch_default, mindspore_default)
+
+
+def test_a_parameter_without_a_default_has_none():
+    linear = M.entry("linear")
+    assert linear.param("in_features", "torch").torch_default is None               # required
+    assert linear.param("device", "torch").mindspore_default is None                # no MindSpore counterpart
+    module = M.entry("nn_module")
+    assert [p.torch_default for p in module.params if p.torch and p.torch.startswith("*")] == [None, None]
+    assert M.entry("checkpoint").param("preserve_rng_state").torch_default is None  # taken from **kwargs
+
+
+def test_signature_defaults_reads_every_kind_of_parameter():
+    assert mappings.signature_defaults("f(a, b=1, /, c='x', *args, d, e=lambda _: True, **kw) -> Tensor") == {
+        "b": "1", "c": "'x'", "e": "lambda _: True"}
+    assert mappings.signature_defaults("Cell.recompute(*, use_reentrant=True, **kwargs)") == {"use_reentrant": "True"}
+    assert mappings.signature_defaults("no call head") is None
+
+
+def _row(d: dict, entry_id: str, side: str, name: str) -> dict:
+    entry = next(e for e in d["entries"] if e["id"] == entry_id)
+    return next(p for p in entry["params"] if p[side] == name)
+
+
+@pytest.mark.parametrize("file, entry_id, side, name, value, index", [
+    ("nn_modules.yaml", "linear", "torch", "bias", "True", "entries/2/params/2/torch_default"),
+    ("nn_modules.yaml", "layernorm", "mindspore", "epsilon", "1e-7", None),     # the same number, written otherwise
+    ("nn_functions.yaml", "f_softmax", "mindspore", "axis", "-1", None),
+    ("checkpoint.yaml", "checkpoint", "mindspore", "use_reentrant", "True", "entries/0/params/2/mindspore_default"),
+    ("recompute.yaml", "recompute", "mindspore", "early_stop", "True", None),
+])
+def test_a_default_that_repeats_the_signature_is_refused(folder, file, entry_id, side, name, value, index):
+    _edit(folder / file, lambda d: _row(d, entry_id, side, name).update({f"{side}_default": value}))
+    message = _error(folder)
+    assert str(folder / file) in message and f"({entry_id}, {side} parameter {name})" in message, message
+    assert f"{value} repeats the default of the recorded {side} signature; leave it out" in message, message
+    if index:
+        assert index in message, message
+
+
+def test_a_default_that_differs_from_the_signature_is_an_override(folder):
+    _edit(folder / "nn_modules.yaml", lambda d: _row(d, "linear", "torch", "bias").update(torch_default="False"))
+    assert mappings.load(folder).entry("linear").param("bias", "torch").torch_default == "False"
+
+
+def test_an_unreadable_signature_is_refused(folder):
+    _edit(folder / "checkpoint.yaml", lambda d: d["entries"][0]["torch"].update(signature="checkpoint(function, *"))
+    message = _error(folder)
+    assert str(folder / "checkpoint.yaml") in message and "entries/0/torch/signature (checkpoint)" in message

@@ -1,26 +1,20 @@
 """Value changes of the core API set (a param's `convert` in mappings/), either way.
 
 A converter gets the source side's values of every param row that names it (argument text as written, or the
-source default), keyed by source name, with `names` (source name -> target name), and returns the target side's
-arguments and a note (a guess the output rests on, reported as partial) or None. Text in, text out: nothing here imports a framework.
+source default: the entry's, mostly derived from its recorded signature, so no default is written again here),
+keyed by source name (a row with none: by target name), plus the call's other arguments as written, with `names`
+(source name -> target name), and returns the target side's arguments and a note (a guess the output rests on,
+reported as partial) or None. Text in, text out: nothing here imports a framework.
 """
 from __future__ import annotations
 
 import ast
 
+from recompat.mappings import same   # two defaults that mean the same: the data layer's notion, used here
+
 
 class Unconvertible(Exception):
     """A value with no counterpart on the target side; the message says why (shown in RC309)."""
-
-
-def same(a: str | None, b: str | None) -> bool:
-    """Two Python expressions that mean the same constant (1e-05 == 0.00001, 'x' == "x")."""
-    if a is None or b is None:
-        return a is b
-    try:
-        return ast.dump(ast.parse(a.strip(), mode="eval")) == ast.dump(ast.parse(b.strip(), mode="eval"))
-    except SyntaxError:
-        return a.strip() == b.strip()
 
 
 def _literal(text: str | None):
@@ -96,10 +90,9 @@ def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
     """torch: padding (int, pair, 'same', 'valid') + padding_mode; MindSpore: pad_mode + padding (int or
     (top, bottom, left, right))."""
     if to == "mindspore":
-        mode = _literal(values.get("padding_mode", "'zeros'"))
-        if mode != "zeros":
+        if "padding_mode" in values and _literal(values["padding_mode"]) != "zeros":
             raise Unconvertible(f"padding_mode={values['padding_mode'].strip()}: MindSpore's Conv2d pads with zeros only")
-        text = values.get("padding", "0")
+        text = values["padding"]
         v = _literal(text)
         if v in ("same", "valid"):
             return {"pad_mode": repr(v), "padding": "0"}, None
@@ -112,8 +105,8 @@ def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
         if v is _NOT_LITERAL:
             return {"pad_mode": "'pad'", "padding": text.strip()}, f"padding={text.strip()} is taken for an int"
         raise Unconvertible(f"padding={text.strip()} has no MindSpore form")
-    mode = _literal(values.get("pad_mode", "'same'"))
-    text = values.get("padding", "0")
+    mode = _literal(values["pad_mode"])
+    text = values["padding"]
     v = _literal(text)
     if mode == "same":
         return {"padding": "'same'"}, "torch's padding='same' needs stride 1"
@@ -127,7 +120,12 @@ def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
         if v is _NOT_LITERAL:
             return {"padding": text.strip()}, f"padding={text.strip()} is taken for an int"
         raise Unconvertible(f"padding={text.strip()}: torch pads both sides of an axis alike")
-    raise Unconvertible(f"pad_mode={values.get('pad_mode', '').strip()} is decided at run time or unknown")
+    raise Unconvertible(f"pad_mode={values['pad_mode'].strip()} is decided at run time or unknown")
+
+
+# the settings MindSpore's pools take in pad_mode='valid' (any other needs 'pad'); a call that leaves one out has
+# torch's default, which is this value
+_VALID_POOL = {"dilation": 1, "return_indices": False, "ceil_mode": False}
 
 
 def pool_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
@@ -140,26 +138,25 @@ def pool_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
             copy = _literal(stride) is None or stride.strip() == "kernel_size"
             out["stride"] = values.get("kernel_size", "1").strip() if copy else stride.strip()
         if "padding" in names or "pad_mode" in names:
-            v = _literal(values.get("padding", "0"))
-            others = any(_literal(values.get(k, d)) != _literal(d)
-                         for k, d in (("dilation", "1"), ("return_indices", "False"), ("ceil_mode", "False")))
+            v = _literal(values["padding"])
+            others = any(k in values and _literal(values[k]) != ok for k, ok in _VALID_POOL.items())
             if (v == 0 or v == (0, 0)) and not others:
                 out.update(pad_mode="'valid'", padding="0")
             elif isinstance(v, (int, tuple, list)) or v is _NOT_LITERAL:
-                out.update(pad_mode="'pad'", padding=values.get("padding", "0").strip())
+                out.update(pad_mode="'pad'", padding=values["padding"].strip())
             else:
                 raise Unconvertible(f"padding={values['padding'].strip()} has no MindSpore form")
         return out, None
     if "stride" in names:
         out["stride"] = values["stride"].strip()
     if "padding" in names or "pad_mode" in names:
-        mode = _literal(values.get("pad_mode", "'valid'"))
+        mode = _literal(values["pad_mode"])
         if mode == "valid":
             out["padding"] = "0"
         elif mode == "pad":
-            out["padding"] = values.get("padding", "0").strip()
+            out["padding"] = values["padding"].strip()
         else:
-            raise Unconvertible(f"pad_mode={values.get('pad_mode', '').strip()}: torch's pools have no 'same' padding")
+            raise Unconvertible(f"pad_mode={values['pad_mode'].strip()}: torch's pools have no 'same' padding")
     return out, None
 
 

@@ -13,7 +13,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from recompat.mappings import CORE_RULES, Entry, Mappings
+from recompat.mappings import CORE_RULES, Entry, Mappings, signature_arguments
 from recompat.translator import convert, edits, names
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
@@ -37,14 +37,9 @@ def target(qual: str) -> str:
 @functools.lru_cache(maxsize=None)
 def signature(text: str) -> tuple[list[str], str | None, list[str], str | None] | None:
     """(positional names, *name, keyword-only names, **name) of a recorded signature; None when unparsable."""
-    try:
-        fn = ast.parse(f"def f{text[text.index('('):]}: pass").body[0]
-    except (ValueError, SyntaxError):
-        try:   # `-> Tensor` and similar return annotations are not needed
-            fn = ast.parse(f"def f{text[text.index('('):text.rindex(')') + 1]}: pass").body[0]
-        except (ValueError, SyntaxError):
-            return None
-    a = fn.args
+    a = signature_arguments(text)
+    if a is None:
+        return None
     positional = [x.arg for x in a.posonlyargs + a.args if x.arg != "self"]
     return (positional, a.vararg.arg if a.vararg else None, [x.arg for x in a.kwonlyargs],
             a.kwarg.arg if a.kwarg else None)
