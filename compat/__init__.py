@@ -12,6 +12,9 @@ Parts (one module each):
             recompute on or off in each framework's own forms.
   mindspore torch idioms on MindSpore (checkpoint, checkpoint_sequential with torch's semantics).
   torch     MindSpore idioms on torch (recompute, Cell.recompute()-like marking of a module).
+  examples  run_model_example: one core entry's paired model example through compare.
+  prove     `recompat prove`: runs every mapping entry's paired example and writes its output.txt (the
+            proof translate --scope model waits for) when the pair agrees.
 """
 
 from .compare import CompareReport, CompareRow, compare, compare_results

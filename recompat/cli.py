@@ -18,6 +18,7 @@ _MAIN_EPILOG = """\
 commands:
   translate   rewrite activation checkpointing between PyTorch and MindSpore
   test        run the differential suite: paired torch / MindSpore models, recompute on and off
+  prove       run each mapping entry's paired example; record output.txt where the pair agrees
   docs        generate the API-difference docs (English, Chinese; Markdown, HTML) from mappings/
   report      render a run's JSON as a single-file HTML report
   demo        translate the example project, run it against torch, write the report
@@ -33,6 +34,8 @@ examples:
   recompat translate src/ --check -q           # CI: exit 1 if anything would change
   recompat test -n 2                           # the differential suite on 2 processes
   recompat test --report suite.html            # ... and an HTML report (suite.json beside it)
+  recompat prove --entry linear                # after editing mappings/examples/linear/
+  recompat prove --check                       # CI: exit 1 if an example's files are missing or stale
   recompat docs --check                        # CI: exit 1 if docs/ is not what mappings/ generates
   recompat report sites.json -o sites.html     # render a --json file as HTML
   recompat demo
@@ -151,18 +154,40 @@ sides print), en/index.md and zh/index.md, index.md, an .html twin of each, and 
 for programs). Files with nothing to change are not rewritten; generated files no entry produces any more
 are removed; hand-written files (docs/behaviours.md) are never touched.
 
-The core API set's examples are model files: the source side is hand-written, the other is what
-`recompat translate --scope model` makes of it. --run-examples writes that side, runs the pair through the
-differential harness and records output.txt only when it agrees (a pair that fails leaves none: unproven, so
-translate --scope model leaves that API as it is); --check also lists a generated side that is stale.
+The docs only read the paired examples (mappings/examples/ID/) as they are on disk; `recompat prove`
+is the step that writes their generated side and output.txt. --run-examples is kept as a shortcut for
+`recompat prove` followed by `recompat docs`.
 
 exit status: 0 done (or, with --check, up to date); 1 --check found differences (listed on stdout);
-2 bad input, or a paired example that did not pass (--run-examples; the docs are still written).
+2 bad input, or (--run-examples) a paired example that did not pass (the docs are still written).
 
 examples:
   recompat docs                      # regenerate docs/ after editing mappings/
   recompat docs --check              # in CI
-  recompat docs --run-examples       # after editing mappings/examples/: run the pairs, record their output
+  recompat prove --entry ID && recompat docs   # after editing mappings/examples/ID/
+"""
+
+_PROVE_EPILOG = """\
+what it does, for each mapping entry (or each --entry ID), in mappings/examples/ID/:
+  core API set   the hand-written side (a model `Example` and its `INPUTS`) is translated with
+                 `recompat translate --scope model` into the other side (written when it changed; never
+                 edit it by hand), then the differential harness builds both, copies torch's weights
+                 over, runs one forward and backward on each and compares outputs and gradients
+  checkpoint     both hand-written scripts run and must print the same numbers
+output.txt records the result when the pair agrees, and is removed when it no longer does: an entry
+without one is unproven, and translate --scope model leaves its API as it is. Imports torch and
+MindSpore. One line per entry on stderr (agrees, or fails with the reason), then a summary; the
+files written or removed (--check: missing or stale) on stdout.
+
+exit status: 0 every pair agrees (with --check: every file is current; unproven entries are listed,
+not an error); 1 a pair does not agree (its output.txt removed), or --check found a file missing or
+stale; 2 bad input (an unknown entry id, mappings that do not load, a file that cannot be written).
+
+examples:
+  recompat prove                         # every entry
+  recompat prove --entry linear --entry conv2d
+  recompat prove --check                 # in CI, beside `recompat docs --check`
+  recompat prove --entry linear && recompat docs   # then its page shows the recorded output
 """
 
 _REPORT_EPILOG = """\
@@ -227,6 +252,17 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                    help="also write an HTML report (every case, failures expanded, memory, a plot of bytes kept vs "
                         "depth) to FILE.html, and its JSON beside it (FILE.json)")
 
+    v = sub.add_parser(
+        "prove", formatter_class=fmt, epilog=_PROVE_EPILOG,
+        help="run each mapping entry's paired example and record output.txt where the pair agrees",
+        description="Prove the mapping entries: run each entry's paired example (mappings/examples/ID/) and record "
+                    "output.txt where the pair agrees. translate --scope model applies a core API entry only once "
+                    "it has an output.txt.")
+    v.add_argument("--entry", action="append", metavar="ID",
+                   help="prove only this entry (repeatable; default: every entry)")
+    v.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if a generated side or an output.txt is missing or stale (for CI)")
+
     g = sub.add_parser(
         "docs", formatter_class=fmt, epilog=_DOCS_EPILOG,
         help="generate the API-difference docs (English, Chinese; Markdown, HTML) from mappings/",
@@ -236,9 +272,8 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     g.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if DIR differs from what mappings/ generates (for CI)")
     g.add_argument("--run-examples", action="store_true",
-                   help="first run each entry's paired examples (mappings/examples/ID/), check both sides print the "
-                        "same (core API set: write the translated side with translate --scope model, then compare "
-                        "outputs and gradients), and record that output in output.txt (imports torch and MindSpore)")
+                   help="first run `recompat prove` (the step that runs each entry's paired example and records "
+                        "output.txt where it agrees; imports torch and MindSpore), then write the docs")
 
     r = sub.add_parser(
         "report", formatter_class=fmt, epilog=_REPORT_EPILOG,
@@ -269,7 +304,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     d.add_argument("-v", "--verbose", action="store_true", help="also print every translated site on stderr")
     d.add_argument("--no-run", dest="run", action="store_false",
                    help="translate and write the report only: no torch, no MindSpore")
-    return parser, {"translate": t, "test": s, "docs": g, "report": r, "demo": d}
+    return parser, {"translate": t, "test": s, "prove": v, "docs": g, "report": r, "demo": d}
 
 
 def _error(message: str) -> int:
@@ -333,10 +368,23 @@ def _test(args) -> int:
     return code
 
 
+def _prove(args) -> int:
+    os.environ.setdefault("GLOG_v", "3")          # MindSpore's C++ log: errors only
+    from recompat.compat import prove
+
+    return prove.run(args.entry, args.check)
+
+
 def _docs(args) -> int:
+    proved = EXIT_OK
+    if args.run_examples:   # the old spelling of `recompat prove && recompat docs`; the docs are written either way
+        os.environ.setdefault("GLOG_v", "3")
+        from recompat.compat import prove
+
+        proved = prove.run(None, False)
     from recompat.reports import docs
 
-    return docs.run(args.output, args.check, args.run_examples)
+    return docs.run(args.output, args.check) or (EXIT_ERROR if proved else EXIT_OK)
 
 
 def _report(args) -> int:
@@ -384,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
             return _translate(args)
         if args.command == "test":
             return _test(args)
+        if args.command == "prove":
+            return _prove(args)
         if args.command == "docs":
             return _docs(args)
         if args.command == "report":

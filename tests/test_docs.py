@@ -16,6 +16,7 @@ import pytest
 
 from recompat import mappings
 from recompat.cli import main
+from recompat.compat import prove
 from recompat.reports import docs, signatures
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +48,7 @@ def test_committed_docs_are_what_the_mappings_generate(capsys):
     code = main(["docs", "--check"])
     out = capsys.readouterr()
     assert code == 0, ("docs/ is out of date with mappings/: run `recompat docs` (after editing an example, "
-                       "`recompat docs --run-examples`) and commit docs/\n" + out.out + out.err)
+                       "`recompat prove` first) and commit docs/\n" + out.out + out.err)
 
 
 def test_check_names_each_difference_and_docs_puts_them_right(tmp_path, capsys):
@@ -144,7 +145,7 @@ def test_the_support_code_page_shows_what_the_translation_adds(built):
     entry = mappings.default().entry("checkpoint_sequential")
     code = entry.support_code.replace("{ms}", "mindspore").rstrip()
     assert code in built["en/checkpoint_sequential.md"]
-    assert code in docs.example_for("checkpoint_sequential").mindspore_code, \
+    assert code in prove.example_for("checkpoint_sequential").mindspore_code, \
         "the MindSpore example must use the function the translation adds, unchanged"
 
 
@@ -229,17 +230,17 @@ entries:
 @pytest.mark.runtime
 @pytest.mark.parametrize("entry", SCRIPTED, ids=[e.id for e in SCRIPTED])
 def test_paired_example_prints_the_same_numbers_on_both_sides(built, entry):
-    ex = docs.example_for(entry.id)
+    ex = prove.example_for(entry.id)
     assert ex is not None, (f"{entry.id}: no paired example — add mappings/examples/{entry.id}/torch_example.py and "
-                            "mindspore_example.py, then run `recompat docs --run-examples`")
+                            "mindspore_example.py, then run `recompat prove`")
     torch_api, ms_api = entry.torch["api"].rsplit(".", 1)[-1], entry.mindspore["api"].rsplit(".", 1)[-1]
     assert torch_api in ex.torch_code and ms_api in ex.mindspore_code, "each side uses the entry's API"
-    printed_torch = docs.run_example(ex.torch_path)
-    printed_ms = docs.run_example(ex.mindspore_path)
+    printed_torch = prove.run_example(ex.torch_path)
+    printed_ms = prove.run_example(ex.mindspore_path)
     assert re.match(r"loss -?\d+\.\d{4}\ngrad x( -?\d+\.\d{4})+\ngrad norms( \d+\.\d{4})+\n$", printed_torch), \
         printed_torch
     assert printed_torch == printed_ms, f"{entry.id}: the two sides differ:\n{printed_torch}\nvs\n{printed_ms}"
     assert ex.output == printed_torch, (f"{ex.output_path} is not what the examples print: run "
-                                        "`recompat docs --run-examples` and commit")
+                                        "`recompat prove` and commit")
     for lang in docs.LANGS:
         assert printed_torch.rstrip() in built[f"{lang}/{entry.id}.md"]

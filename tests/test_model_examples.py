@@ -3,8 +3,8 @@ other; the differential harness proves the pair (recompat.compat.examples) and o
 
 Every core entry has one, its generated side is what `recompat translate --scope model` gives now, the pair agrees
 and output.txt is what run_model_example prints; a planted bug on the MindSpore side makes the pair fail, naming
-the difference; `recompat docs --check` notices a stale generated side, `--run-examples` regenerates it and leaves
-no output.txt for a pair that fails; the pages show both sides and what the harness recorded.
+the difference; the pages show both sides and what the harness recorded. Generating, recording and checking
+(`recompat prove`) are tested in test_prove.py.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from recompat import mappings
+from recompat.compat import prove
 from recompat.compat.examples import SHOWN, ExampleError, run_model_example
 from recompat.reports import docs
 
@@ -90,14 +91,14 @@ def _pair(tmp_path, torch_code=TORCH_BN, ms_code=MS_BN.format(bias="", momentum=
 
 @pytest.mark.parametrize("entry", CORE, ids=IDS)
 def test_generated_side_is_what_translation_gives_now(entry):
-    source, target = docs.sides(entry)
-    folder = docs.examples_root() / entry.id
+    source, target = prove.sides(entry)
+    folder = prove.examples_root() / entry.id
     assert (folder / f"{source}_example.py").is_file(), (
         f"{entry.id}: no paired example — write {folder / f'{source}_example.py'} (a model `Example` and its "
-        "`INPUTS`), then run `recompat docs --run-examples`")
-    path, data, _ = docs.generated_example(entry)
+        "`INPUTS`), then run `recompat prove`")
+    path, data, _ = prove.generated_example(entry)
     assert path.is_file() and path.read_bytes() == data, (
-        f"{path} is not what `recompat translate --scope model` gives now: run `recompat docs --run-examples`")
+        f"{path} is not what `recompat translate --scope model` gives now: run `recompat prove`")
     for side in (source, target):
         api = getattr(entry, side)["api"].rsplit(".", 1)[-1]
         assert api in (folder / f"{side}_example.py").read_text(encoding="utf-8"), \
@@ -105,7 +106,7 @@ def test_generated_side_is_what_translation_gives_now(entry):
 
 
 # Entries whose pair does not agree yet: no output.txt, so the translator leaves their API as it is (RC302).
-# Strict: the day one agrees, record it (`recompat docs --run-examples`) and take it off this list.
+# Strict: the day one agrees, record it (`recompat prove`) and take it off this list.
 UNPROVEN = {
     "f_layer_norm": "MindSpore 2.10's ops.layer_norm has no CPU kernel, and the translated model reads "
                     "LayerNorm.weight/bias (MindSpore: gamma/beta)",
@@ -121,19 +122,19 @@ def _unproven(entries):
 
 def test_unproven_entries_have_no_output_txt():
     for entry_id in UNPROVEN:
-        assert not (docs.examples_root() / entry_id / "output.txt").exists(), entry_id
+        assert not (prove.examples_root() / entry_id / "output.txt").exists(), entry_id
         assert not mappings.default().entry(entry_id).proven, entry_id
 
 
 @pytest.mark.runtime
 @pytest.mark.parametrize("entry", _unproven(CORE), ids=IDS)
 def test_paired_example_agrees_under_the_harness_and_output_txt_records_it(entry):
-    ex = docs.example_for(entry.id)
-    assert ex is not None, f"{entry.id}: no paired example — run `recompat docs --run-examples`"
+    ex = prove.example_for(entry.id)
+    assert ex is not None, f"{entry.id}: no paired example — run `recompat prove`"
     run = run_model_example(ex.torch_path, ex.mindspore_path)   # raises, naming the file, when the pair differs
     assert run.ok
     assert ex.output == run.text, (f"{ex.output_path} is not what the harness prints: run "
-                                   "`recompat docs --run-examples` and commit")
+                                   "`recompat prove` and commit")
     page = (docs.repo_docs() / "en" / f"{entry.id}.md").read_text(encoding="utf-8")
     assert run.text.rstrip() in page and ex.torch_code.rstrip() in page and ex.mindspore_code.rstrip() in page
 
@@ -194,58 +195,7 @@ def test_a_broken_side_is_a_clear_error_naming_the_file(tmp_path, ms_code, expec
     assert str(caught.value).startswith(str(m)) and expected in str(caught.value)
 
 
-# ------------------------------------------------------------------------------------- generating and checking
-
-def _examples(tmp_path, torch_code=TORCH_LINEAR) -> Path:
-    root = tmp_path / "examples"
-    (root / "linear").mkdir(parents=True)
-    (root / "linear" / "torch_example.py").write_text(torch_code, encoding="utf-8")
-    return root
-
-
-def test_check_notices_a_missing_or_stale_generated_side(tmp_path):
-    entry = mappings.default().entry("linear")
-    root = _examples(tmp_path)
-    generated = root / "linear" / "mindspore_example.py"
-    assert docs.check_examples([entry], root) == [f"{generated}: missing — run `recompat docs --run-examples` "
-                                                  "to generate it"]
-    path, data, _ = docs.generated_example(entry, root)
-    assert path == generated and data.startswith(b"# Generated by `recompat translate --scope model` from "
-                                                 b"torch_example.py: do not edit;")
-    assert b"nn.Dense(4, 3)" in data and b"def construct(self, x):" in data
-    generated.write_bytes(data)
-    assert docs.check_examples([entry], root) == []
-    generated.write_bytes(data.replace(b"Dense(4, 3)", b"Dense(4, 3, has_bias=False)"))
-    [line] = docs.check_examples([entry], root)
-    assert line.startswith(f"{generated}: differs from what `recompat translate --scope model` gives now")
-    shutil.rmtree(root / "linear")
-    (root / "linear").mkdir()
-    (root / "linear" / "mindspore_example.py").write_bytes(data)
-    [line] = docs.check_examples([entry], root)
-    assert line.startswith(f"{root / 'linear' / 'torch_example.py'}: missing — write the PyTorch side")
-
-
-@pytest.mark.runtime
-def test_run_examples_generates_the_other_side_and_records_only_a_pair_that_agrees(tmp_path):
-    entry = mappings.default().entry("linear")
-    root = _examples(tmp_path)
-    logged = []
-    assert docs.record_examples([entry], root, log=logged.append) == []
-    folder = root / "linear"
-    output = (folder / "output.txt").read_text(encoding="utf-8")
-    assert output == run_model_example(folder / "torch_example.py", folder / "mindspore_example.py").text
-    assert logged == [f"generated {folder / 'mindspore_example.py'}", f"recorded {folder / 'output.txt'}"]
-    logged.clear()
-    assert docs.record_examples([entry], root, log=logged.append) == [] and logged == [], "nothing to redo"
-
-    # a layer outside the core API set stays torch's: the pair cannot run, and the entry is unproven again
-    (folder / "torch_example.py").write_text(TORCH_LINEAR.replace("nn.Linear(4, 3)", "nn.Bilinear(4, 4, 3)")
-                                             .replace("self.layer(x)", "self.layer(x, x)"), encoding="utf-8")
-    [problem] = docs.record_examples([entry], root, log=logged.append)
-    assert problem.startswith("linear: unproven: ") and "RC301" in problem
-    assert not (folder / "output.txt").exists()
-    assert f"removed {folder / 'output.txt'}" in logged
-
+# ------------------------------------------------------------------------------------------------- the pages
 
 def test_pages_show_both_sides_and_what_the_harness_recorded(tmp_path):
     folder = tmp_path / "mappings"
