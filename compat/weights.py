@@ -9,11 +9,17 @@ How it pairs. Both module trees are walked (torch `_modules`, MindSpore `_cells`
 named_modules() and cells_and_names() walk, shared children kept at every path) and modules pair by
 path: attribute names, and the indices torch's Sequential/ModuleList and MindSpore's
 SequentialCell/CellList give their children ("0", "1", ...; parameter-free layers count too). Within
-a pair, the parameters and buffers of both layers pair by name through the layer pair in
-mappings/parameters.yaml (BatchNorm weight <-> gamma, ...); a pair that the file lists owns its whole
-subtree (MindSpore's BatchNorm3d keeps its parameters in a child `bn2d`), a name it does not list, and
-every name in a pair it does not know, pairs with the same name. torch wrappers listed there
+a pair, the parameters and buffers of both layers pair by name through the layer pair's mapping entry:
+its `tensors` (mappings/nn_modules.yaml; BatchNorm weight <-> gamma, ...), or, for a pair that has no
+entry yet, mappings/parameters.yaml `layers`. A known pair owns its whole subtree (MindSpore's
+BatchNorm3d keeps its parameters in a child `bn2d`); a name it does not list, and every name in a pair
+it does not know, pairs with the same name. torch wrappers listed in parameters.yaml
 (checkpoint_wrapper's `_checkpoint_wrapped_module`, ...) add no path component.
+
+Settings. The entry's params marked `compare` (BatchNorm momentum, Conv2d padding, LayerNorm eps, ...)
+are compared on every paired layer and each difference is a warning: torch's value goes through the
+param's `convert`, the converter translation uses (translator/convert.py), so the two cannot disagree
+on a convention.
 
 Names reported are each framework's own: torch's as named_parameters() gives them (wrapper prefixes
 kept), MindSpore's as parameters_and_names() gives them: the attribute path from the root Cell.
@@ -35,6 +41,7 @@ set_data accepts any shape without complaint, so shapes are checked here first.
 """
 from __future__ import annotations
 
+import ast
 import difflib
 import inspect
 import math
@@ -45,6 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from recompat import mappings as _mappings
+from recompat.translator import convert as _convert
 
 TORCH, MINDSPORE = "torch", "mindspore"
 _LABEL = {TORCH: "torch", MINDSPORE: "MindSpore"}
@@ -53,7 +61,7 @@ ADVICE = (
     "What to do: give both models the same structure and attribute names (the indices of torch's "
     "Sequential/ModuleList and MindSpore's SequentialCell/CellList count the same way, parameter-free layers "
     "included), make each paired layer hold the same tensors with the same shapes, or, where two layer classes name "
-    "their parameters differently, add the pair to mappings/parameters.yaml. "
+    "their parameters differently, give the pair's mapping entry `tensors` (mappings/nn_modules.yaml). "
     "transfer_weights(..., strict=False) returns this report without raising."
 )
 
@@ -69,7 +77,7 @@ class WeightTransferError(Exception):
 class Pair(NamedTuple):
     torch_name: str
     ms_name: str
-    shape: tuple          # torch's shape (MindSpore's differs only by a layout in parameters.yaml)
+    shape: tuple          # torch's shape (MindSpore's differs only by a layout in the entry's tensors)
 
 
 class Skipped(NamedTuple):
@@ -290,7 +298,7 @@ def _ms_tree(root) -> _Tree:
 
 
 # --------------------------------------------------------------------------------------------------------------
-# layer pairs and their settings
+# layer pairs (mapping entries with `tensors`) and their settings (the entry's params with `compare`)
 
 _MATCH_CACHE: dict = {}
 
@@ -300,7 +308,7 @@ def _layer_pair(tcls, mcls, layers):
     if key not in _MATCH_CACHE or _MATCH_CACHE[key][0] is not layers:
         best = None
         for layer in layers:
-            T, M = _classes(layer.torch), _classes(layer.mindspore)
+            T, M = _classes(layer.torch["api"]), _classes(layer.mindspore["api"])
             if T is None or M is None or not issubclass(tcls, T) or not issubclass(mcls, M):
                 continue
             score = tcls.__mro__.index(T) + mcls.__mro__.index(M)
@@ -311,10 +319,11 @@ def _layer_pair(tcls, mcls, layers):
 
 
 def _known_counterparts(cls, side: str, layers) -> list[str]:
-    """The classes mappings/parameters.yaml pairs with `cls` (a torch class when side is torch)."""
+    """The classes the mappings pair with `cls` (a torch class when side is torch)."""
     out = []
     for layer in layers:
-        mine, other = (layer.torch, layer.mindspore) if side == TORCH else (layer.mindspore, layer.torch)
+        mine, other = ((layer.torch["api"], layer.mindspore["api"]) if side == TORCH
+                       else (layer.mindspore["api"], layer.torch["api"]))
         C = _classes(mine)
         if C is not None and issubclass(cls, C):
             out.append(other.rsplit(".", 1)[-1] if other.startswith(("torch.nn.", "mindspore.nn."))
@@ -323,17 +332,11 @@ def _known_counterparts(cls, side: str, layers) -> list[str]:
 
 
 def _fmt(v) -> str:
-    if isinstance(v, _Text):
-        return str(v)
     if isinstance(v, float):
         return f"{v:.6g}"
     if isinstance(v, tuple):
         return "(" + ", ".join(_fmt(x) for x in v) + ("," if len(v) == 1 else "") + ")"
     return repr(v)
-
-
-class _Text(str):
-    """Already formatted for a message."""
 
 
 def _number(v) -> bool:
@@ -358,131 +361,134 @@ def _as_tuple(v, n: int) -> tuple:
     return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
-def _torch_pads(t) -> list[tuple[int, int]]:
-    n = len(t.kernel_size)
-    if t.padding == "valid":
-        return [(0, 0)] * n
-    if t.padding == "same":
-        totals = [d * (k - 1) for d, k in zip(_as_tuple(t.dilation, n), t.kernel_size)]
-        return [(tot // 2, tot - tot // 2) for tot in totals]
-    return [(p, p) for p in _as_tuple(t.padding, n)]
+def _target(p) -> str:
+    """The MindSpore name a compared param's warning speaks of."""
+    return p.mindspore or p.compare["read"]
 
 
-def _ms_pads(m, n: int) -> list[tuple[int, int]] | None:
-    """MindSpore's padding per spatial axis (last n), None where it depends on the input size."""
-    mode = str(m.pad_mode).lower()
-    if mode == "valid":
-        return [(0, 0)] * n
-    if mode == "same":
-        if any(s != 1 for s in _as_tuple(m.stride, n)[-n:]):
-            return None
-        ks, ds = _as_tuple(m.kernel_size, n)[-n:], _as_tuple(m.dilation, n)[-n:]
-        totals = [d * (k - 1) for d, k in zip(ds, ks)]
-        return [(tot // 2, tot - tot // 2) for tot in totals]
-    if mode == "pad":
-        if isinstance(m.padding, int):
-            return [(m.padding, m.padding)] * n
-        flat = tuple(m.padding)[-2 * n:]
-        return [(flat[2 * i], flat[2 * i + 1]) for i in range(n)]
-    return None
+def _converted(p, to: str, value) -> dict:
+    """A param's value on the `to` side, as translation converts it (the param's convert, else unchanged): the
+    arguments it gives, by name. Raises Unconvertible where the value has no counterpart."""
+    frm = MINDSPORE if to == TORCH else TORCH
+    read = (p.compare or {}).get("read")
+    src = getattr(p, frm) or read
+    dst = getattr(p, to) or (read if to == MINDSPORE else p.torch)
+    if not p.convert:
+        return {dst: value}
+    return _convert.apply(p.convert, to, {src: value}, {src: dst})
 
 
-def _conv_padding(h, t, m):
-    """(equal, what MindSpore's setting means in torch's terms, MindSpore's setting shown, advice)."""
-    n = len(t.kernel_size)
-    tp, mp = _torch_pads(t), _ms_pads(m, n)
-    mode = getattr(t, "padding_mode", "zeros")
-    shown = _Text(f"pad_mode={m.pad_mode!r}, padding={_fmt(m.padding)}")
-    meaning = ("pads by the input size (TensorFlow-style 'same' with stride > 1)" if mp is None
-               else "pads " + ", ".join(f"{a}/{b}" for a, b in mp) + " (before/after per axis)")
-    equal = mp is not None and mode == "zeros" and mp == tp
-    if mode != "zeros":
-        advice = (f"MindSpore's {type(m).__name__} pads with zeros only: pad the input yourself "
-                  f"(ops.pad(..., mode='{mode}')) and use pad_mode='valid'")
-    elif all(p == (0, 0) for p in tp):
-        advice = "construct it with pad_mode='valid'"
-    elif len({x for pair in tp for x in pair}) == 1:
-        advice = f"construct it with pad_mode='pad', padding={tp[0][0]}"
-    else:
-        advice = f"construct it with pad_mode='pad', padding={_fmt(tuple(x for pair in tp for x in pair))}"
-    return equal, meaning, shown, advice
-
-
-def _axes(n: int) -> str:
-    return "the last axis" if n == 1 else f"the last {n} axes"
-
-
-def _argument(h, value):
-    """torch's value as MindSpore's constructor argument (the `argument` rule of the hyperparameter)."""
-    if h.argument == "one_minus":
-        return 1 - value
-    if h.argument == "negative_length":
-        return -len(value)
-    if h.argument == "map":
-        return _Text(h.arguments[str(value)])
-    return value
-
-
-def _check_setting(h, t, m, path: str) -> str | None:
-    """A warning sentence when torch's and MindSpore's values of one setting differ, else None."""
+def _check_setting(layer, p, t, m, path: str) -> list[str]:
+    """A warning sentence for each MindSpore argument of the setting `p` whose value differs from torch's (after
+    the param's convert, as translation would write it); none when they agree."""
+    c = p.compare
+    names = c.get("arguments") or [_target(p)]
     try:
-        tv = getattr(t, h.torch)
-        mv = _getattr_path(m, h.attribute)
+        tv = getattr(t, p.torch)
+        stored = {a: _getattr_path(m, c.get("read") or a) for a in names}
     except AttributeError:
-        return None
+        return []
+    if p.convert == "conv_padding":
+        w = _conv_padding(t, m, tv, path)
+        return [w] if w else []
     tname, mname = type(t).__name__, type(m).__name__
-    layer = f"{tname} '{path or '(root)'}'"
-    if h.convention == "conv_padding":
-        equal, meaning, shown, advice = _conv_padding(h, t, m)
-        if equal:
-            return None
-        mode = getattr(t, "padding_mode", "zeros")
-        tshown = f"padding={_fmt(tv)}" + (f", padding_mode={mode!r}" if mode != "zeros" else "")
-        return (f"{layer}: torch {tshown} pads " + ", ".join(f"{a}/{b}" for a, b in _torch_pads(t))
-                + f" (before/after per axis), but the paired MindSpore {mname} has {shown}, which {meaning}: "
-                  f"{advice}. Results differ even with equal weights.")
-    if h.convention == "one_minus":
-        ms_torch = 1 - mv if _number(mv) else mv
-        equal = _equal(tv, ms_torch)
-    elif h.convention == "trailing":
-        n = len(tv) if isinstance(tv, (tuple, list)) else 1
-        ms_torch = tuple(_as_tuple(mv, n)[-n:])
-        equal = _equal(tuple(_as_tuple(tv, n)), ms_torch)
-    elif h.convention == "trailing_axes":
-        ms_torch = -mv if isinstance(mv, int) and mv < 0 else None
-        equal = ms_torch is not None and ms_torch == len(tv)
-    else:
-        ms_torch = mv
-        equal = _equal(tv, mv)
-    if equal:
-        return None
+    where = f"{tname} '{path or '(root)'}'"
+    kept = c.get("kept")
     try:
-        expected = _argument(h, tv)
-    except (TypeError, KeyError):
+        expected = _converted(p, MINDSPORE, tv)           # the arguments translation writes for torch's value
+    except _convert.Unconvertible:
         expected = None
-    if h.convention in ("same", "one_minus") and h.argument in ("same", "one_minus", "map"):
+    out = []
+    for name, mv in stored.items():
+        row = p if name == _target(p) else layer.param(name, MINDSPORE)
+        default = row.mindspore_default if row is not None else None
+        want = _MISSING if expected is None else expected.get(name, _literal(default))
+        actual, ms_torch = mv, None           # the Cell's value as this argument, and in torch's terms
         try:
-            actual = _argument(h, ms_torch)
-        except (TypeError, KeyError):
-            actual = mv
+            if kept == "trailing":            # MindSpore keeps it for more axes: its last ones are torch's
+                n = len(tv) if isinstance(tv, (tuple, list)) else 1
+                ms_torch = tuple(_as_tuple(mv, n)[-n:])
+            elif kept == "torch":             # the Cell keeps torch's value (BatchNorm's momentum: 1 - its argument)
+                ms_torch = mv
+                actual = _converted(p, MINDSPORE, mv)[name]
+            elif kept is not None:            # the Cell keeps it as another argument (Dropout: keep_prob)
+                other = layer.param(kept, MINDSPORE)
+                ms_torch = _converted(other, TORCH, mv)[other.torch]
+                actual = _converted(p, MINDSPORE, ms_torch)[name]
+            elif "arguments" not in c:        # the Cell keeps this argument
+                ms_torch = _converted(p, TORCH, mv)[p.torch]
+        except (_convert.Unconvertible, KeyError, TypeError):
+            pass
+        if kept == "trailing":
+            n = len(ms_torch)
+            equal = _equal(tuple(_as_tuple(tv, n)), ms_torch)
+        elif want is not _MISSING:
+            equal = _equal(want, actual)
+        else:
+            equal = ms_torch is not None and _equal(tv, ms_torch)
+        if equal:
+            continue
+        is_default = " (MindSpore's default)" if default is not None and _mappings.same(_fmt(actual), default) \
+            else ""
+        got = f"{name}={_fmt(actual)}{is_default}"
+        if ms_torch is not None and kept != "trailing" and not _equal(actual, ms_torch):
+            got += f", i.e. {p.torch}={_fmt(ms_torch)} in torch's terms"
+        why = f" ({c['why']})" if c.get("why") else ""
+        fix = (f"construct it with {name}={_fmt(want)}" if want is not _MISSING
+               else f"MindSpore's {mname} has no equivalent of {p.torch}={_fmt(tv)}")
+        out.append(f"{where}: torch {p.torch}={_fmt(tv)}, but the paired MindSpore {mname} has {got}{why}: {fix}. "
+                   f"Results differ even with equal weights.")
+    return out
+
+
+_MISSING = object()     # no value to compare with (a default the entry does not know, or one that is not literal)
+
+
+def _literal(text: str | None):
+    if text is None:
+        return _MISSING
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return _MISSING
+
+
+def _pads(pads) -> str:
+    return ", ".join(f"{a}/{b}" for a, b in pads)
+
+
+def _conv_padding(t, m, tv, path: str) -> str | None:
+    """torch's padding (+ padding_mode) against the Cell's pad_mode + padding: equal when both pad the same per axis.
+    torch's padding is read in MindSpore's terms by the converter translation uses (conv_padding), and both sides'
+    pads come from one function (conv_pads)."""
+    n = len(t.kernel_size)
+    mode = getattr(t, "padding_mode", "zeros")
+    padding = tv[0] if isinstance(tv, tuple) and len(set(tv)) == 1 else tv    # (1, 1) is padding=1
+    try:
+        plain = _convert.apply("conv_padding", MINDSPORE, {"padding": padding}, {"padding": "padding"})
+    except _convert.Unconvertible:
+        return None
+    want = _convert.conv_pads(plain["pad_mode"], plain["padding"], t.kernel_size, t.dilation, t.stride, n)
+    have = _convert.conv_pads(m.pad_mode, m.padding, m.kernel_size, m.dilation, m.stride, n)
+    try:
+        args = _convert.apply("conv_padding", MINDSPORE, {"padding": padding, "padding_mode": mode},
+                              {"padding": "padding"})
+    except _convert.Unconvertible as exc:
+        args, why = None, str(exc)
+    if args is not None and have is not None and want is not None and have == want:
+        return None
+    if args is None:
+        advice = f"{why}: pad the input yourself (ops.pad(..., mode='{mode}')) and use pad_mode='valid'"
     else:
-        actual = mv
-    default = " (MindSpore's default)" if h.mindspore_default is not None and _fmt(actual) == h.mindspore_default \
-        else ""
-    if h.convention == "trailing_axes":
-        meaning = f"covers {_axes(ms_torch)}" if ms_torch is not None else f"starts at axis {mv}"
-        what = f"torch {h.torch}={_fmt(tv)} covers {_axes(len(tv))}"
-        got = f"{h.mindspore}={_fmt(actual)}{default}, which {meaning}"
-    else:
-        what = f"torch {h.torch}={_fmt(tv)}"
-        got = f"{h.mindspore}={_fmt(actual)}{default}"
-        if not _equal(actual, ms_torch) and h.convention != "trailing":
-            got += f", i.e. {h.torch}={_fmt(ms_torch)} in torch's terms"
-    why = f" ({h.why})" if h.why else ""
-    fix = (f"construct it with {h.mindspore}={_fmt(expected)}" if expected is not None
-           else f"MindSpore's {mname} has no equivalent of {h.torch}={_fmt(tv)}")
-    return f"{layer}: {what}, but the paired MindSpore {mname} has {got}{why}: {fix}. " \
-           f"Results differ even with equal weights."
+        advice = "construct it with " + ", ".join(f"{k}={_fmt(v)}" for k, v in args.items()
+                                                   if not (k == "padding" and v == 0))
+    meaning = ("pads by the input size (TensorFlow-style 'same' with stride > 1)" if have is None
+               else f"pads {_pads(have)} (before/after per axis)")
+    tshown = f"padding={_fmt(tv)}" + (f", padding_mode={mode!r}" if mode != "zeros" else "")
+    torch_pads = "" if want is None else f" pads {_pads(want)} (before/after per axis)"
+    return (f"{type(t).__name__} '{path or '(root)'}': torch {tshown}{torch_pads}, but the paired MindSpore "
+            f"{type(m).__name__} has pad_mode={m.pad_mode!r}, padding={_fmt(m.padding)}, which {meaning}: {advice}. "
+            f"Results differ even with equal weights.")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -535,11 +541,12 @@ def _sides(a, b):
 
 def transfer_weights(src, dst, *, strict: bool = True, mappings=None) -> Transfer:
     """Copy every parameter and buffer of `src` into `dst` (a torch nn.Module and a MindSpore nn.Cell, either
-    order), pairing modules by path and names through mappings/parameters.yaml. Raises WeightTransferError
+    order), pairing modules by path and names through the layer pairs in mappings/. Raises WeightTransferError
     listing every unmatched tensor and shape mismatch (strict=True), or reports them in the Transfer."""
     tmodel, mmodel, direction = _sides(src, dst)
-    params = (mappings or _mappings.default()).parameters
-    tt, mt = _torch_tree(tmodel, params.wrappers), _ms_tree(mmodel)
+    maps = mappings or _mappings.default()
+    layers = maps.layer_pairs
+    tt, mt = _torch_tree(tmodel, maps.wrappers), _ms_tree(mmodel)
     result = Transfer(direction=direction)
     unmatched: list[tuple[_Slot, str]] = []            # (slot, why), problems filled in at the end
     candidates: list[tuple[_Slot, _Slot, Any]] = []    # (torch slot, ms slot, TensorPair or None)
@@ -574,28 +581,26 @@ def transfer_weights(src, dst, *, strict: bool = True, mappings=None) -> Transfe
                 unmatched.append((s, why))
             continue
 
-        layer = _layer_pair(type(t), type(m), params.layers)
+        layer = _layer_pair(type(t), type(m), layers)
         if layer is not None:
             consumed.add(path)
             tslots = [s for p in tt.descendants(path) for s in tt.own[p]]
             mslots = [s for p in mt.descendants(path) for s in mt.own[p]]
         else:
             tslots, mslots = list(tt.own[path]), list(mt.own[path])
-            tknown = _known_counterparts(type(t), TORCH, params.layers)
-            mknown = _known_counterparts(type(m), MINDSPORE, params.layers)
+            tknown = _known_counterparts(type(t), TORCH, layers)
+            mknown = _known_counterparts(type(m), MINDSPORE, layers)
             if tknown and mknown:
                 result.warnings.append(
                     f"torch {type(t).__name__} '{path or '(root)'}' is paired with MindSpore {type(m).__name__}: "
-                    f"mappings/parameters.yaml pairs torch {type(t).__name__} with {' / '.join(tknown)}; "
+                    f"mappings/ pairs torch {type(t).__name__} with {' / '.join(tknown)}; "
                     f"their tensors were paired by equal names")
         for s in (*tslots, *mslots):
             s.rel = _relative(s, path)
         _pair_layer(path, t, m, layer, tslots, mslots, result, unmatched, candidates)
         if layer is not None:
-            for h in layer.hyperparameters:
-                w = _check_setting(h, t, m, path)
-                if w:
-                    result.warnings.append(w)
+            for p in layer.settings:
+                result.warnings.extend(_check_setting(layer, p, t, m, path))
 
     _finish(result, unmatched, candidates, tt, mt)
 
@@ -613,8 +618,8 @@ def _relative(s: _Slot, path: str) -> str:
 
 def _pair_layer(path, t, m, layer, tslots, mslots, result, unmatched, candidates):
     """Pair the tensors of one pair of layers by name (through the layer pair, else the same name)."""
-    by_t = {p.torch: p for p in (layer.params if layer else ()) if p.torch is not None}
-    by_m = {p.mindspore: p for p in (layer.params if layer else ()) if p.mindspore is not None}
+    by_t = {p.torch: p for p in (layer.tensors if layer else ()) if p.torch is not None}
+    by_m = {p.mindspore: p for p in (layer.tensors if layer else ()) if p.mindspore is not None}
     mrel = {s.rel: s for s in mslots}
     used: set[str] = set()                       # MindSpore names paired or accounted for
     paired: set[str] = set()                     # torch names paired or accounted for

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).parent
-CORE_RULES = ("api_class", "api_function", "tensor_method", "method_name")   # the core API set's rules
+CORE_RULES = ("api_class", "api_function", "tensor_method", "tensor_attribute", "method_name")   # the core API set's rules
 
 
 class MappingError(Exception):
@@ -37,6 +37,7 @@ class Param:
     convert: str | None = None              # core API set: how the value changes on the way (translator/convert.py)
     fill: bool = True                       # core API set: write a left-out source default when the defaults differ
     parallel: bool = False                  # a MindSpore auto-parallel option of Cell.recompute (schema.json)
+    compare: dict | None = None             # a layer setting transfer_weights compares (schema.json); {} = plainly
 
     @property
     def codes(self) -> tuple[tuple[str, str], ...]:
@@ -44,6 +45,19 @@ class Param:
         found = [("code", self.code)] + [(f"{w}/code", (getattr(self, w) or {}).get("code"))
                                          for w in ("when_reentrant", "when_non_reentrant", "when_dynamic")]
         return tuple((k, c) for k, c in found if c)
+
+
+@dataclass(frozen=True)
+class TensorPair:
+    """One parameter or buffer of a layer pair, named relative to the layer (dotted below it)."""
+    torch: str | None                 # None: MindSpore's tensor has no torch counterpart
+    mindspore: str | None             # None: torch's tensor has no MindSpore counterpart
+    layout: dict = field(default_factory=dict)   # {"insert_axis": n}: MindSpore's array has a length-1 axis at n
+    why: str | None = None            # why a side has no counterpart
+
+    @property
+    def insert_axis(self) -> int | None:
+        return self.layout.get("insert_axis")
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,7 @@ class Entry:
     source: str = "torch"             # the framework translated from; params list that side's parameters
     form: str | None = None           # core API set: how the call's shape changes (list_args, size_shape)
     proven: bool = False              # its paired example passed (examples/<id>/output.txt): translated only then
+    tensors: tuple[TensorPair, ...] | None = None   # a layer pair: its parameters and buffers (None: not a layer)
 
     @property
     def torch_names(self) -> tuple[str, ...]:
@@ -87,52 +102,16 @@ class Entry:
         side = side or self.source
         return next((p for p in self.params if getattr(p, side) == name), None)
 
-
-@dataclass(frozen=True)
-class TensorPair:
-    """One parameter or buffer of a layer pair, named relative to the layer (dotted below it)."""
-    torch: str | None                 # None: MindSpore's tensor has no torch counterpart
-    mindspore: str | None             # None: torch's tensor has no MindSpore counterpart
-    layout: dict = field(default_factory=dict)   # {"insert_axis": n}: MindSpore's array has a length-1 axis at n
-    why: str | None = None            # why a side has no counterpart
-
     @property
-    def insert_axis(self) -> int | None:
-        return self.layout.get("insert_axis")
+    def settings(self) -> tuple[Param, ...]:
+        """A layer pair's settings that change outputs even with equal weights: the params transfer_weights
+        compares on every paired layer (`compare`)."""
+        return tuple(p for p in self.params if p.compare is not None)
 
-
-@dataclass(frozen=True)
-class Hyperparameter:
-    """A setting of a layer pair that changes outputs even with equal weights (compared, never changed)."""
-    torch: str                        # torch attribute (= constructor argument)
-    mindspore: str                    # MindSpore constructor argument
-    read: str | None = None           # where the Cell keeps it (dotted); None: the `mindspore` name
-    convention: str = "same"          # same | one_minus | trailing | trailing_axes | conv_padding
-    argument: str = "same"            # same | one_minus | negative_length | conv_padding | map
-    arguments: dict = field(default_factory=dict)   # argument: map -- torch value (text) -> MindSpore argument
-    torch_default: str | None = None
-    mindspore_default: str | None = None
-    why: str | None = None
-
-    @property
-    def attribute(self) -> str:
-        return self.read or self.mindspore
-
-
-@dataclass(frozen=True)
-class LayerPair:
-    """A torch layer class and its MindSpore counterpart: parameter names, settings to compare."""
-    id: str
-    torch: str                        # qualified class name, e.g. torch.nn.BatchNorm2d
-    mindspore: str                    # e.g. mindspore.nn.BatchNorm2d
-    params: tuple[TensorPair, ...]
-    note: dict
-    hyperparameters: tuple[Hyperparameter, ...] = ()
-
-    def mindspore_name(self, torch_name: str) -> str | None:
-        """The MindSpore name paired with torch_name; torch_name itself when the pair does not list it."""
-        p = next((p for p in self.params if p.torch == torch_name), None)
-        return torch_name if p is None else p.mindspore
+    def mindspore_tensor(self, torch_name: str) -> str | None:
+        """A layer pair's MindSpore tensor paired with torch_name; torch_name itself when `tensors` does not list it."""
+        t = next((t for t in self.tensors or () if t.torch == torch_name), None)
+        return torch_name if t is None else t.mindspore
 
 
 @dataclass(frozen=True)
@@ -141,16 +120,6 @@ class Wrapper:
     cls: str                          # qualified class name ("class" in the YAML)
     attribute: str
     note: dict
-
-
-@dataclass(frozen=True)
-class ParameterMappings:
-    """mappings/parameters.yaml: what transfer_weights pairs, and which wrapper prefixes it drops."""
-    layers: tuple[LayerPair, ...] = ()
-    wrappers: tuple[Wrapper, ...] = ()
-
-    def layer(self, layer_id: str) -> LayerPair:
-        return next(layer for layer in self.layers if layer.id == layer_id)
 
 
 @dataclass(frozen=True)
@@ -171,6 +140,9 @@ class Framework:
     sequences: frozenset[str]         # containers of layers built from a list of them (SequentialCell, ModuleList)
     mappings: frozenset[str]          # containers of layers by key (CellDict, ModuleDict)
     spellings: tuple[Spelling, ...]   # longest prefix first
+    tensor_class: str = ""                            # its qualified name
+    tensor_attributes: frozenset[str] = frozenset()   # its public data attributes
+    generic_attributes: frozenset[str] = frozenset()  # ... that other objects have too: a tensor's only in a model
 
     @property
     def containers(self) -> frozenset[str]:
@@ -181,7 +153,8 @@ class Framework:
 class Mappings:
     entries: tuple[Entry, ...]
     diagnostics: dict                 # code -> {"status", "message"}
-    parameters: ParameterMappings = field(default_factory=ParameterMappings)
+    layers: tuple[Entry, ...] = ()    # parameters.yaml: layer pairs with no entry yet (weight transfer only)
+    wrappers: tuple[Wrapper, ...] = ()  # parameters.yaml: torch modules whose prefix transfer_weights drops
     functional_dropout: frozenset = frozenset()   # dropout functions (RC150)
     frameworks: dict = field(default_factory=dict)  # "torch" / "mindspore" -> Framework
 
@@ -205,6 +178,14 @@ class Mappings:
 
     def entry(self, entry_id: str) -> Entry:
         return next(e for e in self.entries if e.id == entry_id)
+
+    @functools.cached_property
+    def layer_pairs(self) -> tuple[Entry, ...]:
+        """What transfer_weights pairs: every entry with `tensors`, then parameters.yaml's layers."""
+        return tuple(e for e in self.entries if e.tensors is not None) + self.layers
+
+    def layer_pair(self, pair_id: str) -> Entry:
+        return next(e for e in self.layer_pairs if e.id == pair_id)
 
     @functools.cached_property
     def containers(self) -> frozenset[str]:
@@ -232,21 +213,52 @@ def _validate(data, path: Path):
         raise MappingError(f"{path}: does not match mappings/schema.json:\n" + "\n".join(lines))
 
 
-def _layer(raw: dict, path: Path, index: int) -> LayerPair:
-    where = f"{path}: layers/{index} ({raw['id']})"
-    params = tuple(TensorPair(**p) for p in raw["params"])
+def _tensors(raw: list, where: str) -> tuple[TensorPair, ...]:
+    tensors = tuple(TensorPair(**t) for t in raw)
     for side in ("torch", "mindspore"):
-        names = [getattr(p, side) for p in params if getattr(p, side) is not None]
+        names = [getattr(t, side) for t in tensors if getattr(t, side) is not None]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
-            raise MappingError(f"{where}: params: {side} name(s) paired twice: {', '.join(twice)}")
-    hypers = tuple(Hyperparameter(**h) for h in raw.get("hyperparameters", ()))
-    for i, h in enumerate(hypers):
-        if (h.convention == "conv_padding") != (h.argument == "conv_padding"):
-            raise MappingError(f"{where}: hyperparameters/{i} ({h.torch}): convention and argument must both be"
-                               f" conv_padding or neither")
-    return LayerPair(id=raw["id"], torch=raw["torch"], mindspore=raw["mindspore"], params=params,
-                     note=raw["note"], hyperparameters=hypers)
+            raise MappingError(f"{where}/tensors: {side} name(s) paired twice: {', '.join(twice)}")
+    return tensors
+
+
+def _check_settings(e: Entry, where: str) -> None:
+    """A compared param names what it needs: both sides (or `read` for the MindSpore one), and MindSpore params of
+    the entry in `kept` and `arguments`."""
+    names = {p.mindspore for p in e.params if p.mindspore}
+    for k, p in enumerate(e.params):
+        c = p.compare
+        if c is None:
+            continue
+        at = f"{where}/params/{k}/compare ({e.id}, torch parameter {p.torch})"
+        if e.tensors is None:
+            raise MappingError(f"{at}: only a layer pair (an entry with tensors) has settings to compare")
+        if p.torch is None or (p.mindspore is None and "read" not in c):
+            raise MappingError(f"{at}: a compared setting needs a torch name and a MindSpore one (or read)")
+        kept = c.get("kept")
+        if kept not in (None, "torch", "trailing") and kept not in names:
+            raise MappingError(f"{at}: kept: {kept} is neither torch, trailing nor a MindSpore parameter of the entry")
+        unknown = sorted(set(c.get("arguments", ())) - names)
+        if unknown:
+            raise MappingError(f"{at}: arguments: not MindSpore parameters of the entry: {', '.join(unknown)}")
+
+
+def _layer(raw: dict, path: Path, index: int) -> Entry:
+    """A parameters.yaml layer pair (no entry yet): an Entry that only weight transfer reads. Its params are
+    settings alone, their defaults written out (there is no recorded signature to derive them from)."""
+    where = f"{path}: layers/{index}"
+    params = tuple(Param(action="keep", note={}, **{**p, "compare": _compare(p.get("compare"))})
+                   for p in raw["params"])
+    e = Entry(id=raw["id"], rule=None, torch=raw["torch"], mindspore=raw["mindspore"], summary=raw["note"],
+              params=params, source="both", tensors=_tensors(raw["tensors"], f"{where} ({raw['id']})"))
+    _check_settings(e, where)
+    return e
+
+
+def _compare(raw) -> dict | None:
+    """`compare: true` is `compare: {}`."""
+    return None if raw is None or raw is False else ({} if raw is True else dict(raw))
 
 
 def _framework(name: str, raw: dict) -> Framework:
@@ -254,13 +266,17 @@ def _framework(name: str, raw: dict) -> Framework:
                      operator_modules=tuple(raw["operator_modules"]),
                      sequences=frozenset(raw["containers"]["sequence"]),
                      mappings=frozenset(raw["containers"]["mapping"]),
-                     spellings=tuple(Spelling(s["prefix"], s["name"], s["import"]) for s in raw["spellings"]))
+                     spellings=tuple(Spelling(s["prefix"], s["name"], s["import"]) for s in raw["spellings"]),
+                     tensor_class=raw["tensor_class"], tensor_attributes=frozenset(raw["tensor_attributes"]),
+                     generic_attributes=frozenset(raw.get("generic_attributes", ())))
 
 
 @functools.lru_cache(maxsize=None)
 def signature_arguments(signature: str) -> ast.arguments | None:
     """The parameters of a recorded signature (`Linear(in_features, out_features, bias=True, ...)`), parsed as a
-    def's; None when it cannot be read."""
+    def's; an attribute's signature is its bare name (`shape`): no parameters. None when it cannot be read."""
+    if signature.isidentifier():
+        return ast.parse("def f(): pass").body[0].args
     head = signature.find("(")
     for text in (signature[head:], signature[head:signature.rfind(")") + 1]) if head >= 0 else ():
         try:   # the second try drops a return annotation Python cannot read (`-> Tensor`)
@@ -302,6 +318,7 @@ def _params(raw: dict, where: str) -> tuple[Param, ...]:
                 raise MappingError(f"{where}/params/{k}/{key} ({raw['id']}, {side} parameter {p[side]}): "
                                    f"{p[key]} repeats the default of the recorded {side} signature; leave it out "
                                    "(it is derived from the signature)")
+        p["compare"] = _compare(p.get("compare"))
         out.append(Param(**p))
     return tuple(out)
 
@@ -324,15 +341,19 @@ def load(folder: Path = HERE) -> Mappings:
         for i, raw in enumerate(data.get("entries", [])):
             params = _params(raw, f"{path}: entries/{i}")
             proven = (folder / "examples" / raw["id"] / "output.txt").is_file()
-            entries.append(Entry(params=params, proven=proven, **raw))
+            tensors = raw.pop("tensors", None)
+            if tensors is not None:
+                tensors = _tensors(tensors, f"{path}: entries/{i} ({raw['id']})")
+            entries.append(Entry(params=params, proven=proven, tensors=tensors, **raw))
             where[id(entries[-1])] = f"{path}: entries/{i}"
+            _check_settings(entries[-1], where[id(entries[-1])])
         dropout.update(data.get("functional_dropout", ()))
         for name, raw in data.get("frameworks", {}).items():
             if name in frameworks:
                 raise MappingError(f"{path}: frameworks: {name} is defined twice")
             frameworks[name] = _framework(name, raw)
         for i, raw in enumerate(data.get("layers", [])):
-            layers.append((path, _layer(raw, path, i)))
+            layers.append(_layer(raw, path, i))
         for raw in data.get("wrappers", []):
             wrappers.append(Wrapper(cls=raw["class"], attribute=raw["attribute"], note=raw["note"]))
     first: dict[str, Entry] = {}
@@ -350,16 +371,20 @@ def load(folder: Path = HERE) -> Mappings:
     if entries and missing:
         raise MappingError(f"{folder}: no frameworks.yaml facts for {', '.join(missing)}: the translator needs them "
                            "beside the entries (copy mappings/frameworks.yaml into the folder)")
-    seen: dict = {}
-    for path, layer in layers:
-        for key, what in ((layer.id, "layer id"), ((layer.torch, layer.mindspore), "layer pair")):
-            if key in seen:
-                shown = key if isinstance(key, str) else f"{key[0]} / {key[1]}"
-                raise MappingError(f"{path}: layers: {what} {shown} defined twice (also in {seen[key]})")
-            seen[key] = path
-    parameters = ParameterMappings(layers=tuple(layer for _, layer in layers), wrappers=tuple(wrappers))
-    return Mappings(entries=tuple(entries), diagnostics=diagnostics, parameters=parameters,
-                    functional_dropout=frozenset(dropout), frameworks=frameworks)
+    seen: dict = {e.id: where[id(e)] for e in entries}
+    for layer in layers:      # a layer pair is an entry's or parameters.yaml's, never both, and listed once
+        if layer.id in seen:
+            raise MappingError(f"{folder}: layers: layer id {layer.id} defined twice (also at {seen[layer.id]})")
+        seen[layer.id] = "parameters.yaml"
+    pairs: dict = {}
+    for e in [*(e for e in entries if e.tensors is not None), *layers]:
+        key = (e.torch["api"], e.mindspore["api"])
+        if key in pairs:
+            raise MappingError(f"{folder}: layer pair {key[0]} / {key[1]} defined twice ({pairs[key]} and {e.id}): "
+                               "give it tensors in one place")
+        pairs[key] = e.id
+    return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers),
+                    wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks)
 
 
 @functools.lru_cache(maxsize=None)

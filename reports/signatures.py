@@ -42,12 +42,11 @@ class Parameter:
 
 def parse(signature: str) -> tuple[Parameter, ...]:
     """The parameters of a recorded signature, in order."""
-    try:
-        head = signature.index("(")
-        tree = ast.parse(f"def _{signature[head:]}: pass")
-    except (ValueError, SyntaxError) as exc:
-        raise SignatureError(f"not a signature: {signature!r} ({exc})") from None
-    args = tree.body[0].args
+    from recompat.mappings import signature_arguments   # the one reader of the format
+
+    args = signature_arguments(signature)
+    if args is None:
+        raise SignatureError(f"not a signature: {signature!r} (neither a call head nor an attribute's name)")
     out: list[Parameter] = []
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)

@@ -794,3 +794,8 @@ def test_frameworks_yaml_names_what_the_frameworks_have(side):
         assert bound[s.name] is resolve(s.prefix[:-1]), s
     for prefix in fw.operator_modules:
         assert resolve(prefix + "ReLU")().__class__.__name__ == "ReLU"
+    # the Tensor class's public data attributes, all of them: a new release's show up here
+    tensor = resolve(fw.tensor_class)
+    data = {n for n in dir(tensor) if not n.startswith("_") and not callable(getattr(tensor, n, None))}
+    assert set(fw.tensor_attributes) == data
+    assert fw.generic_attributes <= fw.tensor_attributes

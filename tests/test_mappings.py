@@ -56,6 +56,24 @@ def test_the_schema_is_a_valid_schema_and_matches_the_dataclasses():
     defs = SCHEMA["$defs"]
     assert set(defs["param"]["properties"]) <= {f.name for f in dataclasses.fields(Param)}
     assert set(defs["entry"]["properties"]) <= {f.name for f in dataclasses.fields(Entry)}
+    assert set(defs["tensor_pair"]["properties"]) <= {f.name for f in dataclasses.fields(mappings.TensorPair)}
+    assert set(defs["layer_param"]["properties"]) <= {f.name for f in dataclasses.fields(Param)}
+
+
+def test_layer_pairs_are_layer_entries_and_their_settings_name_both_sides():
+    """A layer's weight correspondence and compared settings live in its entry (one per API pair); parameters.yaml
+    adds only pairs with no entry, never one an entry has."""
+    layered = [e for e in M.entries if e.tensors is not None]
+    assert {e.id for e in layered} >= {"linear", "conv2d", "batchnorm1d", "batchnorm2d", "layernorm", "dropout",
+                                       "embedding", "gelu"}
+    assert all(e.rule == "api_class" and e.source == "both" for e in layered)
+    assert all(p.compare is None for e in M.entries if e.tensors is None for p in e.params)
+    entry_pairs = {(e.torch["api"], e.mindspore["api"]) for e in layered}
+    assert not entry_pairs & {(e.torch["api"], e.mindspore["api"]) for e in M.layers}
+    assert not {e.id for e in M.entries} & {e.id for e in M.layers}
+    for e in M.layer_pairs:
+        for p in e.settings:
+            assert p.torch and (p.mindspore or p.compare.get("read")), (e.id, p)
 
 
 def _passes():
@@ -82,6 +100,16 @@ def test_a_mark_cell_entry_says_whether_torch_wraps_or_marks_in_place():
     assert marks and all(e.form in ("wrapper", "in_place") for e in marks), [(e.id, e.form) for e in marks]
 
 
+def test_a_tensor_attribute_entry_names_a_data_attribute_of_each_tensor_class():
+    attrs = [e for e in M.entries if e.rule == "tensor_attribute"]
+    assert attrs
+    for e in attrs:
+        for side in ("torch", "mindspore"):
+            fw = M.frameworks[side]
+            cls, _, name = e.names(side)[0].rpartition(".")
+            assert cls == fw.tensor_class and name in fw.tensor_attributes, (e.id, side)
+
+
 def test_a_rule_has_one_handler_per_kind_of_use():
     from recompat.translator.rules import Rules
 
@@ -106,16 +134,9 @@ def test_source_names_are_unique_across_entries(source):
 
 def _signature(text: str) -> tuple[str, list[str]]:
     """(the name, the parameters as written in mappings: `*args`, `**kwargs` keep their stars)."""
-    name, _, rest = text.partition("(")
-    tree = ast.parse(f"def _f({rest}: pass")
-    a = tree.body[0].args
-    params = [p.arg for p in [*a.posonlyargs, *a.args]]
-    if a.vararg:
-        params.append("*" + a.vararg.arg)
-    params += [p.arg for p in a.kwonlyargs]
-    if a.kwarg:
-        params.append("**" + a.kwarg.arg)
-    return name.strip(), params
+    from recompat.reports import signatures
+
+    return text.partition("(")[0].strip(), list(signatures.names(text))
 
 
 @pytest.mark.parametrize("entry", M.entries, ids=lambda e: e.id)

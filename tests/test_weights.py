@@ -1,7 +1,9 @@
-"""transfer_weights: torch <-> MindSpore by structure and name (compat/weights.py, mappings/parameters.yaml)."""
+"""transfer_weights: torch <-> MindSpore by structure and name (compat/weights.py; layer pairs: the mapping entries'
+`tensors` and compared params, mappings/parameters.yaml for pairs with no entry yet)."""
 from __future__ import annotations
 
 import importlib
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -461,30 +463,120 @@ def test_batchnorm_without_affine_skips_the_fixed_gamma_beta():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# the data: mappings/parameters.yaml
+# the data: a layer pair is its mapping entry (tensors, params with compare); parameters.yaml holds the pairs that
+# have no entry yet, in the same terms, and the wrappers
 
-def test_every_class_in_parameters_yaml_exists_in_the_installed_versions():
+def test_every_layer_pair_class_exists_in_the_installed_versions():
     for module in ("mindspore.mint", "torch.distributed.algorithms._checkpoint.checkpoint_wrapper",
                    "torch._dynamo.eval_frame", "torch.nn.parallel"):
         importlib.import_module(module)
     from recompat.compat.weights import _resolve
 
-    params = mappings.default().parameters
-    names = [c for layer in params.layers for c in (layer.torch, layer.mindspore)]
-    names += [w.cls for w in params.wrappers]
+    maps = mappings.default()
+    names = [c for layer in maps.layer_pairs for c in (layer.torch["api"], layer.mindspore["api"])]
+    names += [w.cls for w in maps.wrappers]
     assert [n for n in names if not isinstance(_resolve(n), type)] == []
-    assert params.layer("batchnorm2d").mindspore_name("running_var") == "moving_variance"
+    assert maps.layer_pair("batchnorm2d").mindspore_tensor("running_var") == "moving_variance"
+    assert maps.layer_pair("batchnorm2d") is maps.entry("batchnorm2d")      # one entry: translation's and transfer's
+    assert maps.layer_pair("conv1d").mindspore_tensor("bias") == "bias"
 
 
-def test_loader_rejects_a_bad_parameters_file(tmp_path: Path):
-    good = (Path(mappings.__file__).parent / "parameters.yaml").read_text(encoding="utf-8")
-    bad = tmp_path / "parameters.yaml"
-    bad.write_text(good.replace("- {torch: bias, mindspore: beta}", "- {torch: bias, mindspore: gamma}", 1),
-                   encoding="utf-8")
-    with pytest.raises(mappings.MappingError, match=r"parameters\.yaml: layers/\d+ \(batchnorm1d\): params: "
+def test_settings_are_the_entrys_params_with_their_conversions():
+    """What transfer_weights compares is the entry's params: the same names, converters and defaults translation
+    uses, not a second list."""
+    maps = mappings.default()
+    bn = maps.entry("batchnorm2d")
+    assert {(p.torch, p.mindspore, p.convert) for p in bn.settings} == {("eps", "eps", None),
+                                                                        ("momentum", "momentum", "one_minus")}
+    assert bn.param("momentum", "torch").mindspore_default == "0.9"          # from the recorded signature
+    conv = maps.entry("conv2d")
+    assert conv.param("padding", "torch") in conv.settings and conv.param("padding", "torch").convert == "conv_padding"
+    assert maps.entry("layernorm").param("eps", "torch") in maps.entry("layernorm").settings
+    assert all(e.tensors is None for e in maps.entries if e.rule not in ("api_class",))   # only layers pair tensors
+
+
+def test_transfer_and_translation_share_the_converter(monkeypatch):
+    """A wrong one_minus would make translation and weight transfer wrong together, never disagree: transfer reads
+    the conventions through translator/convert.py's converters (Dropout keeps p as keep_prob = 1 - p; the advice
+    for BatchNorm's momentum is what translation writes)."""
+    from recompat.translator import convert
+
+    def planted(to, values, names):        # one_minus without the 1 -
+        return {names[k]: v for k, v in values.items() if k in names}, None
+
+    t = tnn.Sequential(tnn.Dropout(0.2), tnn.BatchNorm2d(4))
+    m = mnn.SequentialCell(mnn.Dropout(keep_prob=0.8), mnn.BatchNorm2d(4, momentum=0.1))
+    (right,) = transfer_weights(t, m).warnings
+    assert "construct it with momentum=0.9" in right
+    monkeypatch.setitem(convert.CONVERTERS, "one_minus", planted)
+    dropout, momentum = transfer_weights(t, m).warnings
+    assert "Dropout '0': torch p=0.2, but the paired MindSpore Dropout has p=0.8" in dropout
+    assert "construct it with momentum=0.1" in momentum
+
+
+def test_wrong_conv_padding_and_momentum_on_pairs_without_an_entry():
+    t = tnn.Sequential(tnn.Conv1d(2, 3, 3, padding=1), tnn.BatchNorm3d(3), tnn.LeakyReLU(0.1))
+    m = mnn.SequentialCell(mnn.Conv1d(2, 3, 3, has_bias=True, pad_mode="valid"), mnn.BatchNorm3d(3, momentum=0.1),
+                           mnn.LeakyReLU())
+    text = "\n".join(transfer_weights(t, m).warnings)
+    assert "Conv1d '0': torch padding=(1,) pads 1/1" in text and "construct it with pad_mode='pad', padding=1" in text
+    assert "BatchNorm3d '1': torch momentum=0.1, but the paired MindSpore BatchNorm3d has momentum=0.1, " \
+           "i.e. momentum=0.9 in torch's terms" in text
+    assert "LeakyReLU '2': torch negative_slope=0.1, but the paired MindSpore LeakyReLU has alpha=0.2 " \
+           "(MindSpore's default)" in text
+
+
+def test_reflect_padding_has_no_mindspore_form():
+    t = tnn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")
+    m = mnn.Conv2d(3, 4, 3, pad_mode="pad", padding=1, has_bias=True)
+    (w,) = transfer_weights(t, m).warnings
+    assert "padding_mode='reflect'" in w and "pads with zeros only" in w and "ops.pad(..., mode='reflect')" in w
+
+
+@pytest.fixture
+def folder(tmp_path):
+    for path in Path(mappings.__file__).parent.glob("*.yaml"):
+        shutil.copy(path, tmp_path / path.name)
+    return tmp_path
+
+
+def test_loader_rejects_bad_tensors(folder):
+    modules = folder / "nn_modules.yaml"
+    good = modules.read_text(encoding="utf-8")
+    modules.write_text(good.replace("- {torch: bias, mindspore: beta}", "- {torch: bias, mindspore: gamma}", 1),
+                       encoding="utf-8")
+    with pytest.raises(mappings.MappingError, match=r"nn_modules\.yaml: entries/\d+ \(batchnorm1d\)/tensors: "
                                                     r"mindspore name\(s\) paired twice: gamma"):
-        mappings.load(tmp_path)
-    bad.write_text(good.replace("mindspore: null\n", "mindspore: 7\n", 1), encoding="utf-8")
-    with pytest.raises(mappings.MappingError, match=r"parameters\.yaml: does not match mappings/schema\.json:\n"
-                                                    r"  at layers/\d+/params/4"):
-        mappings.load(tmp_path)
+        mappings.load(folder)
+    modules.write_text(good.replace("        mindspore: null\n        why: \"torch counts",
+                                    "        mindspore: 7\n        why: \"torch counts", 1), encoding="utf-8")
+    with pytest.raises(mappings.MappingError, match=r"nn_modules\.yaml: does not match mappings/schema\.json:\n"
+                                                    r"  at entries/\d+/tensors/4"):
+        mappings.load(folder)
+
+
+def test_loader_rejects_a_pair_in_two_places(folder):
+    params = folder / "parameters.yaml"
+    params.write_text(params.read_text(encoding="utf-8").replace(
+        "  - id: groupnorm\n    torch: {api: torch.nn.GroupNorm}\n    mindspore: {api: mindspore.nn.GroupNorm}",
+        "  - id: groupnorm\n    torch: {api: torch.nn.Conv2d}\n    mindspore: {api: mindspore.nn.Conv2d}"),
+        encoding="utf-8")
+    with pytest.raises(mappings.MappingError, match=r"layer pair torch\.nn\.Conv2d / mindspore\.nn\.Conv2d defined "
+                                                    r"twice \(conv2d and groupnorm\)"):
+        mappings.load(folder)
+
+
+@pytest.mark.parametrize("compare, words", [
+    ("{kept: momentum_of_sorts}", "kept: momentum_of_sorts is neither torch, trailing nor a MindSpore parameter"),
+    ("{arguments: [begin_axis]}", "arguments: not MindSpore parameters of the entry: begin_axis"),
+])
+def test_loader_rejects_a_compare_naming_what_the_entry_lacks(folder, compare, words):
+    modules = folder / "nn_modules.yaml"
+    text = modules.read_text(encoding="utf-8")
+    old = text[text.index("        compare:\n          kept: torch         # the Cell keeps 1 - its argument"):]
+    old = old[:old.index("        note:")]                     # batchnorm1d's momentum: compare, with its why
+    modules.write_text(text.replace(old, f"        compare: {compare}\n", 1), encoding="utf-8")
+    with pytest.raises(mappings.MappingError, match=r"nn_modules\.yaml: entries/\d+/params/\d+/compare \(batchnorm1d, "
+                                                    r"torch parameter momentum\)") as err:
+        mappings.load(folder)
+    assert words in str(err.value)

@@ -5,6 +5,10 @@ source default: the entry's, mostly derived from its recorded signature, so no d
 keyed by source name (a row with none: by target name), plus the call's other arguments as written, with `names`
 (source name -> target name), and returns the target side's arguments and a note (a guess the output rests on,
 reported as partial) or None. Text in, text out: nothing here imports a framework.
+
+transfer_weights (compat/weights.py) compares a built layer pair's settings through the same converters (`apply`,
+values in, values out) and reads what a MindSpore convolution's padding amounts to from `conv_pads`, so translation
+and weight transfer cannot disagree on a convention.
 """
 from __future__ import annotations
 
@@ -96,12 +100,13 @@ def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
         v = _literal(text)
         if v in ("same", "valid"):
             return {"pad_mode": repr(v), "padding": "0"}, None
-        if v == 0 or v == (0, 0):
+        if v == 0 or (isinstance(v, (tuple, list)) and v and all(x == 0 for x in v)):
             return {"pad_mode": "'valid'", "padding": "0"}, None
         if isinstance(v, int):
             return {"pad_mode": "'pad'", "padding": text.strip()}, None
-        if isinstance(v, (tuple, list)) and len(v) == 2:
-            return {"pad_mode": "'pad'", "padding": repr((v[0], v[0], v[1], v[1]))}, None
+        if isinstance(v, (tuple, list)) and v and all(isinstance(x, int) for x in v):
+            # one value per spatial axis -> (before, after) per axis: Conv2d's (h, w) is (h, h, w, w)
+            return {"pad_mode": "'pad'", "padding": repr(tuple(x for x in v for _ in (0, 1)))}, None
         if v is _NOT_LITERAL:
             return {"pad_mode": "'pad'", "padding": text.strip()}, f"padding={text.strip()} is taken for an int"
         raise Unconvertible(f"padding={text.strip()} has no MindSpore form")
@@ -161,3 +166,41 @@ def pool_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
 
 
 CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, conv_padding, pool_padding)}
+
+
+def apply(name: str, to: str, values: dict, names: dict) -> dict:
+    """A converter on values rather than text (transfer_weights reads a built layer's settings): `values` maps
+    each source name to a Python value (repr() must read back), the result maps target names to values. Raises
+    Unconvertible as the converter does."""
+    out, _ = CONVERTERS[name](to, {k: repr(v) for k, v in values.items()}, names)
+    result = {}
+    for k, text in out.items():
+        v = _literal(text)
+        result[k] = text if v is _NOT_LITERAL else v
+    return result
+
+
+def _per_axis(v, n: int) -> tuple:
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def conv_pads(pad_mode: str, padding, kernel_size, dilation, stride, n: int) -> list[tuple[int, int]] | None:
+    """What a MindSpore convolution's pad_mode + padding pads, as (before, after) for each of the last n spatial
+    axes (MindSpore keeps Conv1d's settings as a 2-D convolution's: the last n are the real ones); None where it
+    depends on the input size ('same' with a stride > 1). torch's padding pads what conv_padding makes of it."""
+    mode = str(pad_mode).strip("'\"").lower()
+    if mode == "valid":
+        return [(0, 0)] * n
+    if mode == "same":
+        if any(s != 1 for s in _per_axis(stride, n)[-n:]):
+            return None
+        totals = [d * (k - 1) for d, k in zip(_per_axis(dilation, n)[-n:], _per_axis(kernel_size, n)[-n:])]
+        return [(t // 2, t - t // 2) for t in totals]
+    if mode == "pad":
+        if isinstance(padding, int):
+            return [(padding, padding)] * n
+        flat = tuple(padding)[-2 * n:]
+        if len(flat) != 2 * n:
+            return None
+        return [(flat[2 * i], flat[2 * i + 1]) for i in range(n)]
+    return None

@@ -22,7 +22,8 @@ from recompat.translator.source import Source
 
 OTHER = {"mindspore": "torch", "torch": "mindspore"}
 # The core set's rules (mappings.CORE_RULES), by kind of use: a call of the API, a reference to it (a base class, an
-# annotation), a method call `x.name(...)` (True when the handler took it), a def of a model's method.
+# annotation), a method call `x.name(...)` (True when the handler took it), a def of a model's method, an attribute
+# read from a tensor (`x.shape`).
 RULES = Rules("the core API set (--scope model)")
 
 _PLACEHOLDER = re.compile(r"\x00([A-Za-z_][\w.]*)\x00")
@@ -73,6 +74,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         for e in {id(e): e for e in self.table.values()}.values():
             if RULES.handler(e.rule, "method_call") or RULES.handler(e.rule, "def"):
                 self.by_attr.setdefault(e.names(self.frm)[0].rsplit(".", 1)[1], []).append(e)
+        # tensor attributes with an entry, by name; any other of the Tensor class's is a manual site
+        self.tensor = mappings.frameworks[self.frm]
+        self.attributes = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
+                           if RULES.handler(e.rule, "attribute")}
         # the checkpoint family is the checkpoint pass's: its sites are counted there
         self.skip = {n for e in mappings.entries if e.rule not in CORE_RULES for n in e.names(self.frm)}
         self.sites: list[Site] = []
@@ -174,6 +179,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self._seen.add(id(node))
             self._reference(node, qual, root)
             return
+        if (qual is None and node.attr in self.tensor.tensor_attributes and self._tensor_receiver(node.value)
+                and (node.attr not in self.tensor.generic_attributes or getattr(self, "_in_model", False))):
+            entry = self.attributes.get(node.attr)
+            if entry is None:
+                self._unknown(node, f"{self.tensor.tensor_class}.{node.attr}", None)
+            else:
+                RULES.handler(entry.rule, "attribute")(self, node, entry)
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name):
@@ -254,6 +266,19 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return False
         self._call(call, entry, entry.names(self.frm)[0], None, method=True)
         return True
+
+    @RULES.register("tensor_attribute", on="attribute")
+    def _tensor_attribute(self, node: ast.Attribute, entry: Entry) -> None:
+        """`x.shape`: renamed where the names differ; converted only when the entry is proven."""
+        source, target = entry.names(self.frm)[0], entry.names(self.to)[0]
+        site = self.site(node, source)
+        if not entry.proven:
+            return self.diag(site, "RC302", api=source, id=entry.id)
+        new = target.rsplit(".", 1)[1]
+        if new != node.attr:
+            end = self.src.end(node)
+            self.src.replace(end - len(node.attr), end, new)
+        self.diag(site, "RC300", source=source, target=target)
 
     def _rename_attr(self, attr: ast.Attribute, entry: Entry) -> None:
         new = entry.names(self.to)[0].rsplit(".", 1)[1]

@@ -1,0 +1,18 @@
+"""t.shape, unpacked and indexed."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        h = self.layer(x)
+        return h.reshape(batch, length * width) * h.shape[-1]
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]
