@@ -4,8 +4,9 @@ the built-in suite takes.
     make bench                       # or: python bench/suite_bench.py [--depth 32 --width 512 --batch 256]
 
 Deep chain: DEPTH x (Linear/Dense + ReLU), checkpoint_sequential over SEGMENTS segments (torch), and on
-MindSpore the same through recompat.compat.mindspore.checkpoint_sequential and through mindspore.recompute
-per segment (the translator's form). Baseline: the same chain without recompute, measured in the same run.
+MindSpore the same through recompat.compat.checkpoint_on_mindspore.checkpoint_sequential and through
+mindspore.recompute per segment (the translator's form). Baseline: the same chain without recompute, measured in
+the same run.
 Bytes kept for backward: recompat.compat.memory.SavedTensors (saved-tensor hooks, forward only). Time: median
 of REPEATS forward+backward steps after a warm-up. Then `recompat test --device cpu -n JOBS` end to end.
 """
@@ -64,7 +65,7 @@ def mindspore_chain(args) -> dict[str, tuple[int, float]]:
     from mindspore import nn
 
     from recompat.compat.memory import SavedTensors
-    from recompat.compat.mindspore import checkpoint_sequential
+    from recompat.compat.checkpoint_on_mindspore import checkpoint_sequential
 
     ms.set_context(mode=ms.PYNATIVE_MODE)
     ms.set_seed(0)

@@ -2,8 +2,8 @@
 
 A chain of ``depth`` Linear/Dense + ReLU layers runs one forward and backward in each framework, plainly and
 with ``checkpoint_sequential`` in round(sqrt(depth)) segments (torch's own; on MindSpore recompat's
-``compat.mindspore.checkpoint_sequential``), and the bytes the forward keeps for backward are counted with the
-harness's saved-tensor hooks (:mod:`recompat.compat.memory`). Plain grows with depth; with recompute it grows with
+``compat.checkpoint_on_mindspore.checkpoint_sequential``), and the bytes the forward keeps for backward are counted
+with the harness's saved-tensor hooks (:mod:`recompat.compat.memory`). Plain grows with depth; with recompute it grows with
 about sqrt(depth): the promise of activation checkpointing, measured. A few hundred milliseconds on a laptop CPU.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ def depth_sweep(depths=DEPTHS, width: int = WIDTH, batch: int = BATCH, framework
     return dict(measure=MEASURE, width=width, batch=batch, points=points,
                 caption=f"A chain of Linear/Dense({width}, {width}) + ReLU layers, batch {batch}; with recompute: "
                         "checkpoint_sequential in round(sqrt(depth)) segments (MindSpore: "
-                        "recompat.compat.mindspore.checkpoint_sequential). Bytes: " + MEASURE + ".")
+                        "recompat.compat.checkpoint_on_mindspore.checkpoint_sequential). Bytes: " + MEASURE + ".")
 
 
 def _model(framework: str, depth: int, width: int, recompute: bool):
@@ -68,7 +68,7 @@ def _model(framework: str, depth: int, width: int, recompute: bool):
 
     from mindspore import nn
 
-    from recompat.compat.mindspore import checkpoint_sequential as ms_checkpoint_sequential
+    from recompat.compat.checkpoint_on_mindspore import checkpoint_sequential as ms_checkpoint_sequential
 
     class MsChain(nn.Cell):
         def __init__(self):

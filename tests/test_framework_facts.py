@@ -405,7 +405,7 @@ def test_g_cell_recompute_rejects_unknown_and_positional_arguments(pynative):
 
 def test_g_cell_recompute_takes_exactly_the_parallel_keys_the_mappings_name(pynative):
     """mappings/recompute.yaml marks Cell.recompute's auto-parallel options `parallel: true`: the translator takes a
-    call passing one for a Cell's, and compat.torch.mark_recompute accepts exactly these."""
+    call passing one for a Cell's, and compat.recompute_on_torch.mark_recompute accepts exactly these."""
     from recompat import mappings
 
     entry = mappings.default().entry("cell_recompute")

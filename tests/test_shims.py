@@ -1,11 +1,11 @@
-"""The compat shims: torch idioms on MindSpore (recompat.compat.mindspore) and MindSpore idioms on torch
-(recompat.compat.torch).
+"""The compat shims: torch idioms on MindSpore (recompat.compat.checkpoint_on_mindspore) and MindSpore idioms on
+torch (recompat.compat.recompute_on_torch).
 
 Each shim: gradients equal to the plain run; recompute really happens (forward / construct call counts);
 torch's checkpoint_sequential segmentation; argument handling as the imitated API does; and the documented RNG
-behaviour pinned: compat.mindspore.checkpoint keeps nn.Dropout / ops.dropout masks over several steps, in
-nested regions and closures (its mask tape), warns where it cannot (Dropout2D), and MindSpore's own reentrant
-engine, which it does not use, is pinned breaking nested dropout regions.
+behaviour pinned: compat.checkpoint_on_mindspore.checkpoint keeps nn.Dropout / ops.dropout masks over several
+steps, in nested regions and closures (its mask tape), warns where it cannot (Dropout2D), and MindSpore's own
+reentrant engine, which it does not use, is pinned breaking nested dropout regions.
 """
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ import torch
 from mindspore import Tensor, nn, ops
 
 from conftest import Block, DropBlock   # the shared MindSpore test cells
-from recompat.compat import mindspore as msc
-from recompat.compat import torch as tc
-from recompat.compat.mindspore import RecomputeRNGWarning
-from recompat.compat.torch import OutputRecomputeWarning
+from recompat.compat import checkpoint_on_mindspore as msc
+from recompat.compat import recompute_on_torch as tc
+from recompat.compat.checkpoint_on_mindspore import RecomputeRNGWarning
+from recompat.compat.recompute_on_torch import OutputRecomputeWarning
 
 pytestmark = pytest.mark.runtime
 
@@ -66,7 +66,7 @@ def copy_params(dst, src):
         p1.set_data(p2.data.copy())
 
 
-# =========================================================================== compat.mindspore.checkpoint
+# ================================================================== compat.checkpoint_on_mindspore.checkpoint
 
 class Parent(nn.Cell):
     """head(block(x)).sum(), the block called through compat checkpoint in one of several torch idioms."""
@@ -333,7 +333,8 @@ def test_ms_checkpoint_keeps_dropout_masks(pynative, form, functional, kw):
     assert differs(plain[0], plain[1])                       # masks change from step to step
     with warnings.catch_warnings():
         warnings.simplefilter("error", RecomputeRNGWarning)
-        warnings.filterwarnings("ignore", "recompat.compat.mindspore.checkpoint: the use_reentrant", UserWarning)
+        warnings.filterwarnings("ignore", "recompat.compat.checkpoint_on_mindspore.checkpoint: the use_reentrant",
+                                UserWarning)
         got = drop_steps(form, functional, steps=3, **kw)
     for a, b in zip(got, plain):                             # every step: the stream is not advanced either
         assert_same(a, b)
@@ -475,11 +476,11 @@ def test_ms_checkpoint_tape_restores_the_dropout_primitives(pynative):
     before = {cls: cls.__dict__.get("__call__") for cls in classes}
     drop_steps("cell", use_reentrant=False, steps=1)
     assert {cls: cls.__dict__.get("__call__") for cls in classes} == before
-    from recompat.compat.mindspore import _Tape
+    from recompat.compat.checkpoint_on_mindspore import _Tape
     assert _Tape.stack == []
 
 
-# =========================================================================== compat.mindspore.checkpoint_sequential
+# ======================================================= compat.checkpoint_on_mindspore.checkpoint_sequential
 
 class CountedLayer(nn.Cell):
     def __init__(self, conv=False):
@@ -601,7 +602,7 @@ def test_ms_shims_compile_in_graph_mode(graph, form):
     assert_same(got, expected)
 
 
-# =========================================================================== compat.torch.recompute
+# =========================================================================== compat.recompute_on_torch.recompute
 
 class TBlock(torch.nn.Module):
     def __init__(self, dropout=0.0):
@@ -724,7 +725,7 @@ def test_torch_recompute_save_rng_state(use_reentrant):
     assert not torch.allclose(other[1], plain[1])
 
 
-# =========================================================================== compat.torch.mark_recompute
+# =========================================================================== compat.recompute_on_torch.mark_recompute
 
 class TNet(torch.nn.Module):
     def __init__(self):

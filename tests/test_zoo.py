@@ -28,7 +28,7 @@ import torch
 from mindspore import nn as msnn
 
 from recompat.compat import runs, zoo
-from recompat.compat.mindspore import RecomputeRNGWarning
+from recompat.compat.checkpoint_on_mindspore import RecomputeRNGWarning
 
 pytestmark = pytest.mark.runtime
 

@@ -1,11 +1,12 @@
 """Whole-model translation, proven by compare(): the zoo's torch twins and the seeds' examples, translated.
 
-Zoo (torch -> MindSpore): each pair's torch twin is cut out of compat/zoo.py as source (its class, the classes,
-functions and constants it uses, the imports those need), translated with ``translate_bytes(..., scope="model")``,
-imported from a file, built with the torch twin's constructor arguments and compared with the torch twin by
-``compare()`` (torch's weights transferred; outputs, input and parameter gradients, buffers). Both variants are
-run: ``plain`` (recompute off: the model translation alone) and ``recompute`` (the torch twin's checkpoint form, so
-the translated checkpoint sites run too), in the pair's cross-framework training mode and tolerances.
+Zoo (torch -> MindSpore): each pair's torch twin is cut out of its pair's module in compat/zoo/ as source (its
+class, the classes, functions and constants it uses, the imports those need), translated with
+``translate_bytes(..., scope="model")``, imported from a file, built with the torch twin's constructor arguments
+and compared with the torch twin by ``compare()`` (torch's weights transferred; outputs, input and parameter
+gradients, buffers). Both variants are run: ``plain`` (recompute off: the model translation alone) and
+``recompute`` (the torch twin's checkpoint form, so the translated checkpoint sites run too), in the pair's
+cross-framework training mode and tolerances.
 
 Seeds (../shared/seeds/, MindSpore's recompute documentation): the code blocks that define a model
 (recompat.compat.seeds) are translated to the other framework and compared the same way, MindSpore's weights
@@ -57,14 +58,14 @@ def pynative():
 
 # --------------------------------------------------------------------------- the torch twins' source
 
-_ZOO_SOURCE = inspect.getsource(zoo)
-_ZOO_TREE = ast.parse(_ZOO_SOURCE)
-
-
-def _zoo_definitions() -> dict[str, int]:
-    """Top-level name -> index of the statement of compat/zoo.py that binds it."""
+@functools.lru_cache(maxsize=None)
+def _pair_module(name: str) -> tuple[str, ast.Module, dict[str, int], str]:
+    """(source, tree, top-level name -> index of the statement that binds it, package) of a pair's module."""
+    module = sys.modules[name]
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
     out: dict[str, int] = {}
-    for i, node in enumerate(_ZOO_TREE.body):
+    for i, node in enumerate(tree.body):
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
             out[node.name] = i
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -72,39 +73,37 @@ def _zoo_definitions() -> dict[str, int]:
                 out.update((n.id, i) for n in ast.walk(target) if isinstance(n, ast.Name))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             out.update(((a.asname or a.name).split(".")[0], i) for a in node.names)
-    return out
-
-
-_ZOO_DEFS = _zoo_definitions()
+    return source, tree, out, module.__package__
 
 
 def torch_twin(pair: zoo.Pair) -> tuple[str, str, dict]:
     """(module source, class name, the factory's keyword arguments) of a pair's torch twin: its class and what
-    it uses of compat/zoo.py (classes, functions, constants, imports), in the zoo's order."""
+    it uses of its pair's module in compat/zoo/ (classes, functions, constants, imports), in the module's order."""
     factory = pair.torch_factory
     keywords = {}
     if isinstance(factory, functools.partial):
         factory, keywords = factory.func, dict(factory.keywords)
+    source, tree, definitions, package = _pair_module(factory.__module__)
     need: set[int] = set()
     todo = [factory.__name__]
     while todo:
-        i = _ZOO_DEFS.get(todo.pop())
+        i = definitions.get(todo.pop())
         if i is None or i in need:
             continue
         need.add(i)
-        node = _ZOO_TREE.body[i]
+        node = tree.body[i]
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             todo += [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
     parts = ["from __future__ import annotations\n"]
     for i in sorted(need):
-        node = _ZOO_TREE.body[i]
-        if isinstance(node, ast.ImportFrom) and node.level:      # from . import torch as torch_compat
-            module = "recompat.compat" + (f".{node.module}" if node.module else "")
+        node = tree.body[i]
+        if isinstance(node, ast.ImportFrom) and node.level:      # from .. import recompute_on_torch as torch_compat
+            module = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
             parts.append(ast.unparse(ast.ImportFrom(module=module, names=node.names, level=0)) + "\n")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            parts.append(ast.get_source_segment(_ZOO_SOURCE, node) + "\n")
+            parts.append(ast.get_source_segment(source, node) + "\n")
         else:
-            parts.append("\n\n" + ast.get_source_segment(_ZOO_SOURCE, node) + "\n")
+            parts.append("\n\n" + ast.get_source_segment(source, node) + "\n")
     return "".join(parts), factory.__name__, keywords
 
 

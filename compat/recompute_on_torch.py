@@ -1,6 +1,6 @@
 """MindSpore recompute idioms on torch.
 
-    from recompat.compat.torch import recompute, mark_recompute
+    from recompat.compat.recompute_on_torch import recompute, mark_recompute
 
     y = recompute(self.block, x)                       # mindspore.recompute(block, *args, ...)
     mark_recompute(self.layer)                         # Cell.recompute(): inside recomputed, output kept

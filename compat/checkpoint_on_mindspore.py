@@ -1,6 +1,6 @@
 """torch.utils.checkpoint idioms on MindSpore.
 
-    from recompat.compat.mindspore import checkpoint, checkpoint_sequential
+    from recompat.compat.checkpoint_on_mindspore import checkpoint, checkpoint_sequential
 
     y = checkpoint(self.block, x)                               # torch's default: reentrant
     y = checkpoint(layer.__call__, h, mask, use_reentrant=False)
@@ -96,11 +96,11 @@ class RecomputeRNGWarning(UserWarning):
 
 
 _USE_REENTRANT_WARNING = (
-    "recompat.compat.mindspore.checkpoint: the use_reentrant parameter should be passed explicitly "
+    "recompat.compat.checkpoint_on_mindspore.checkpoint: the use_reentrant parameter should be passed explicitly "
     "(as with torch.utils.checkpoint.checkpoint). It defaults to True, like torch.")
 _USE_REENTRANT_WARNING_SEQ = (
-    "recompat.compat.mindspore.checkpoint_sequential: the use_reentrant parameter should be passed explicitly "
-    "(as with torch.utils.checkpoint.checkpoint_sequential). It defaults to True, like torch.")
+    "recompat.compat.checkpoint_on_mindspore.checkpoint_sequential: the use_reentrant parameter should be passed "
+    "explicitly (as with torch.utils.checkpoint.checkpoint_sequential). It defaults to True, like torch.")
 
 # --------------------------------------------------------------------------- MindSpore internals used
 
@@ -256,8 +256,8 @@ class _Tape:
 def _warn_rng(frame: _Frame, stacklevel: int):
     kinds = sorted(set(frame.unreplayable))
     warnings.warn(
-        f"recompat.compat.mindspore: the recomputed region ran {', '.join(kinds)}; the recomputation in backward "
-        "draws a different mask, so gradients differ from a run without recompute (torch's "
+        f"recompat.compat.checkpoint_on_mindspore: the recomputed region ran {', '.join(kinds)}; the recomputation "
+        "in backward draws a different mask, so gradients differ from a run without recompute (torch's "
         "preserve_rng_state=True would make them equal). Use nn.Dropout / ops.dropout inside recomputed regions "
         "(their masks are replayed), or pass preserve_rng_state=False to accept different masks.",
         RecomputeRNGWarning, stacklevel=stacklevel + 1)
@@ -266,7 +266,7 @@ def _warn_rng(frame: _Frame, stacklevel: int):
 def _warn_mismatch(frame: _Frame):
     if frame.mismatches:
         warnings.warn(
-            "recompat.compat.mindspore: the recomputation ran other dropout calls than the forward did "
+            "recompat.compat.checkpoint_on_mindspore: the recomputation ran other dropout calls than the forward did "
             f"({frame.mismatches} not replayed): the region is not deterministic, and its gradients differ from a "
             "run without recompute.", RecomputeRNGWarning, stacklevel=2)
 
