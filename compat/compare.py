@@ -16,7 +16,11 @@ Tolerances
     float32 kernels (summation order, fused vs. unfused ops, different GELU/softmax formulas), so
     cross-framework float32 comparisons, gradients above all, routinely need a looser ``rtol``
     (1e-5 to 1e-4 for matmul, convolution, LayerNorm, softmax on CPU). The defaults are kept as
-    torch.testing's on purpose, and callers loosen them explicitly.
+    torch.testing's on purpose, and callers loosen them explicitly. recompat's own cross-framework
+    tolerances are defined once, with the reason for each, in ``recompat.constants``:
+    ``CROSS_RTOL, CROSS_ATOL`` for one layer or a small block (the paired examples; the usage
+    example above and the pytest plugin's show the same values) and ``DEMO_RTOL, DEMO_ATOL`` for
+    the whole models of ``recompat demo``.
 
     Measured on CPU (torch 2.13 vs MindSpore 2.10, float32, PyNative and GRAPH alike, seeds 0-2),
     largest absolute error per tensor:
@@ -62,6 +66,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
+
+from recompat.constants import MS_MODES
 
 from .runs import KINDS, RunResult, run_mindspore, run_torch
 
@@ -425,8 +431,8 @@ def compare(
 
     if weights not in ("torch", "mindspore"):
         raise ValueError(f"weights must be 'torch' or 'mindspore', not {weights!r}")
-    if ms_mode not in ("pynative", "graph"):
-        raise ValueError(f"ms_mode must be 'pynative' or 'graph', not {ms_mode!r}")
+    if ms_mode not in MS_MODES:
+        raise ValueError(f"ms_mode must be {' or '.join(map(repr, MS_MODES))}, not {ms_mode!r}")
     if weights == "torch":
         transfer = transfer_weights(torch_model, ms_model)
     else:

@@ -5,7 +5,8 @@ The core API set's paired examples (mappings/examples/<id>/) are model files, no
 * ``class Example``: an ``nn.Module`` (torch) or ``nn.Cell`` (MindSpore) built with no arguments;
 * ``INPUTS``: a list of NumPy arrays, passed positionally;
 * ``TRAINING`` (optional, default False): train mode (BatchNorm batch statistics) instead of eval mode;
-* ``RTOL`` / ``ATOL`` (optional, default 1e-4 / 1e-5): the tolerances, for layers whose float32 kernels differ more.
+* ``RTOL`` / ``ATOL`` (optional; default: recompat's cross-framework tolerances, ``recompat.constants.CROSS_RTOL``
+  / ``CROSS_ATOL``): the tolerances, for layers whose float32 kernels differ more.
 
 ``run_model_example(torch_path, mindspore_path)`` builds both (torch's weights seeded, then copied to MindSpore),
 runs one forward and backward on each and compares outputs, gradients and buffers. It returns an ``ExampleRun``
@@ -25,9 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from recompat.constants import CROSS_ATOL, CROSS_RTOL
+
 from .compare import CompareReport, compare
 
-RTOL, ATOL = 1e-4, 1e-5     # cross-framework float32 (see compare.py's table); an example may set its own
 SHOWN = 4                   # how many of the output's first values output.txt shows
 
 _counter = itertools.count()
@@ -140,7 +142,8 @@ def run_model_example(torch_path: str | Path, mindspore_path: str | Path) -> Exa
     torch_cls = _example_class(tm, torch_path, torch.nn.Module, "nn.Module")
     ms_cls = _example_class(mm, mindspore_path, mindspore.nn.Cell, "nn.Cell")
     settings = {}
-    for name, default, kind in (("TRAINING", False, bool), ("RTOL", RTOL, float), ("ATOL", ATOL, float)):
+    defaults = (("TRAINING", False, bool), ("RTOL", CROSS_RTOL, float), ("ATOL", CROSS_ATOL, float))
+    for name, default, kind in defaults:
         t, m = _setting(tm, torch_path, name, default, kind), _setting(mm, mindspore_path, name, default, kind)
         if t != m:
             raise ExampleError(f"{mindspore_path}: {name} = {m!r}, but {torch_path} has {t!r} — both sides must "

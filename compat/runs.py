@@ -63,15 +63,18 @@ in a ``.npz``, names, kinds, dtypes and meta in a ``.json`` beside it), for reco
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import platform
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
+
+from recompat._files import write_atomic
+from recompat.constants import MS_MODES
 
 KINDS = ("output", "input-grad", "param-grad", "buffer")
 FORMAT_VERSION = 1
@@ -137,8 +140,10 @@ class RunResult:
             "dtypes": [self.dtype_of(n) for n in names],
             "meta": self.meta,
         }
-        _atomic_write(npz, lambda f: np.savez(f, **arrays))
-        _atomic_write(js, lambda f: f.write(json.dumps(doc, indent=2, default=_json_default).encode()))
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        write_atomic(npz, buffer.getvalue())
+        write_atomic(js, json.dumps(doc, indent=2, default=_json_default))
         return npz
 
     @classmethod
@@ -152,20 +157,6 @@ class RunResult:
             for i, (name, kind, dtype) in enumerate(zip(doc["names"], doc["kinds"], doc["dtypes"])):
                 result.add(name, kind, data[f"t{i:05d}"], dtype)
         return result
-
-
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _json_default(obj):
@@ -408,8 +399,8 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
     import mindspore as ms
     from mindspore import Tensor
 
-    if mode not in ("pynative", "graph"):
-        raise ValueError(f"mode must be 'pynative' or 'graph', not {mode!r}")
+    if mode not in MS_MODES:
+        raise ValueError(f"mode must be {' or '.join(map(repr, MS_MODES))}, not {mode!r}")
     values, keys = _normalise_inputs(inputs)
     previous_mode = ms.get_context("mode")
     result = RunResult(framework="mindspore", meta=_meta(ms.__version__, str(ms.get_context("device_target")), mode,

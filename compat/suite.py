@@ -36,16 +36,18 @@ Planted bugs (:mod:`recompat.compat.mutants`) go through the same code: ``run_ca
 """
 from __future__ import annotations
 
+import io
 import json
-import os
 import statistics
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
+
+from recompat._files import write_atomic
+from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, TORCH_DEVICES
 
 from . import zoo
 from .compare import CompareReport, compare_results
@@ -54,8 +56,6 @@ from .runs import RunResult, run_mindspore, run_torch
 from .weights import transfer_weights
 
 CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory")
-DEVICES = ("cpu", "gpu", "ascend")
-MS_MODES = ("pynative", "graph")
 STATUSES = ("passed", "failed", "known", "skipped")
 SAME_FRAMEWORK = dict(rtol=1e-6, atol=1e-6)      # recompute must not change a value beyond float noise
 SEED = 0
@@ -97,12 +97,10 @@ def torch_device(device: str) -> tuple[str | None, str]:
     """(torch device string, or None and why not)."""
     import torch
 
-    if device == "cpu":
-        return "cpu", ""
-    if device == "gpu":
-        if torch.cuda.is_available():
-            return "cuda", ""
+    if device == "gpu" and not torch.cuda.is_available():
         return None, "torch.cuda.is_available() is False on this machine"
+    if device in TORCH_DEVICES:
+        return TORCH_DEVICES[device], ""
     return None, "torch on Ascend needs torch_npu, which recompat does not drive; record the torch side elsewhere " \
                  "(--recompat-record) and compare here with --recompat-against"
 
@@ -112,7 +110,7 @@ def mindspore_device(device: str) -> tuple[str | None, str]:
     import mindspore
     import mindspore.hal
 
-    target = {"cpu": "CPU", "gpu": "GPU", "ascend": "Ascend"}[device]
+    target = MS_TARGETS[device]
     if not mindspore.hal.is_available(target):
         return None, (f"MindSpore {mindspore.__version__} here has no {target} backend "
                       f"(mindspore.hal.is_available({target!r}) is False)")
@@ -333,7 +331,9 @@ def _record(directory: Path, case: Case, torch_device_name: str, run: RunResult,
     directory.mkdir(parents=True, exist_ok=True)
     stem = f"{_record_stem(case)}.{torch_device_name.replace(':', '')}"
     run.to_npz(directory / f"{stem}.npz")
-    np.savez(directory / f"{stem}.weights.npz", **weights)
+    buffer = io.BytesIO()
+    np.savez(buffer, **weights)
+    write_atomic(directory / f"{stem}.weights.npz", buffer.getvalue())
 
 
 def _replayed(directory: Path, case: Case, weights: dict) -> dict[str, RunResult] | Outcome:
@@ -449,12 +449,5 @@ def write_json(results: list[dict], path: str | Path, **meta) -> Path:
             "totals": {s: sum(r["status"] == s for r in results) for s in STATUSES},
             "results": results}
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1, default=str)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1, default=str))
     return path

@@ -11,12 +11,14 @@ import sys
 from pathlib import Path
 
 import recompat
+from recompat.constants import DEVICES, DIRECTIONS, MS_MODES, SCOPES, STYLES, either
 
-EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_ERROR = 0, 2     # 1, "--check found changes", is the translator's and the docs' to return
 
 _MAIN_EPILOG = """\
 commands:
-  translate   rewrite activation checkpointing between PyTorch and MindSpore
+  translate   rewrite activation checkpointing between PyTorch and MindSpore, both ways;
+              with --scope model, whole model files
   test        run the differential suite: paired torch / MindSpore models, recompute on and off
   prove       run each mapping entry's paired example; record output.txt where the pair agrees
   docs        generate the API-difference docs (English, Chinese; Markdown, HTML) from mappings/
@@ -56,7 +58,8 @@ what is looked at: PATH may be files or folders (walked recursively); only *.py 
 translated. Folders named .git, __pycache__, .venv, venv, node_modules and .tox are skipped,
 and so is anything matching an --exclude GLOB (matched against the path relative to the
 PATH given and against the file or folder name). A file that does not mention
-"checkpoint" (--to mindspore) or "recompute" (--to torch) is passed over unparsed.
+"checkpoint" (--to mindspore) or "recompute" (--to torch) -- with --scope model, the name of
+the framework it is written for ("torch", "mindspore") -- is passed over unparsed.
 
 output: one line per site on stderr, `file:line:col: CODE [status] message` (hidden by -q),
 then a summary with the counts and the conversion rate; --json FILE writes all of it as JSON;
@@ -68,27 +71,6 @@ examples:
   recompat translate src/ --in-place --style cell -j 0
   recompat translate src/ --check -q --json recompat.json   # in CI
 """
-
-_DEMO_EPILOG = """\
-what it does, on the example project of the source tree (examples/):
-  1. translates it into DIR (default out/demo/), whole model files (--scope model);
-  2. for each model of examples/train.py, builds the torch model with checkpointing on and its
-     translation with the same builder, copies the torch weights over, runs one forward and one
-     backward on the example's batch on both sides and compares outputs, input gradients and
-     parameter gradients (a model whose files keep manual sites is reported, not run);
-  3. writes DIR/report.json and DIR/report.html, prints a table and where the report is.
-Progress goes to stderr; the table and the report's location to stdout.
-
-exit status: 0 the pipeline ran (also when some models are not yet translatable or disagree: the
-table and the report say which and why); 2 bad input (no example project, an output folder that
-cannot be written, an unknown --model).
-
-examples:
-  recompat demo                          # then open out/demo/report.html
-  recompat demo --model mlp --diff       # one model, and the translation's diff on stdout
-  recompat demo --no-run -o /tmp/demo    # translate and report only (no torch, no MindSpore)
-"""
-
 
 _TEST_EPILOG = """\
 what runs: every pair of the model zoo (recompat.compat.zoo) through four checks --
@@ -110,61 +92,6 @@ examples:
   recompat test --device gpu --record runs/          # on the GPU machine
   recompat test --device cpu --against runs/         # then here, MindSpore on CPU
   recompat test -k transformer --ms-mode pynative
-"""
-
-
-def _jobs(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{n}: give 1 or more processes, or 0 for one per CPU")
-    return n
-
-
-def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--to", choices=("mindspore", "torch"), default="mindspore",
-                   help="the framework to translate into (default: %(default)s)")
-    p.add_argument("--style", choices=("function", "cell"), default="function",
-                   help="function: mindspore.recompute(block, ...) at the call site; cell: mark a submodule "
-                        "that is only ever called under checkpoint with block.recompute() in __init__ and "
-                        "call it plainly (default: %(default)s; --to mindspore only)")
-    p.add_argument("--scope", choices=("checkpoint", "model"), default="checkpoint" if p.prog.endswith("translate")
-                   else "model",
-                   help="checkpoint: rewrite the checkpoint/recompute sites only; model: whole model files, the core "
-                        "nn API set too (Module/Cell, layers, functions, tensor methods; see docs/), with a "
-                        "manual diagnostic for every API outside it (default: %(default)s)")
-    p.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
-                   help="translate in N processes; 0: one per CPU (default: 1)")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="no per-site lines; errors and the summary are still printed")
-    p.add_argument("--json", dest="json_path", metavar="FILE",
-                   help="also write every site, diagnostic, error and the summary as JSON to FILE ('-': stdout)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    return _build()[0]
-
-
-_DOCS_EPILOG = """\
-what is written (into docs/ unless -o DIR): en/ID.md and zh/ID.md for every mapping entry (both signatures,
-every parameter of both sides with its counterpart and the decision, the paired example and the output both
-sides print), en/index.md and zh/index.md, index.md, an .html twin of each, and mappings.json (the same data
-for programs). Files with nothing to change are not rewritten; generated files no entry produces any more
-are removed; hand-written files (docs/behaviours.md) are never touched.
-
-The docs only read the paired examples (mappings/examples/ID/) as they are on disk; `recompat prove`
-is the step that writes their generated side and output.txt. --run-examples is kept as a shortcut for
-`recompat prove` followed by `recompat docs`.
-
-exit status: 0 done (or, with --check, up to date); 1 --check found differences (listed on stdout);
-2 bad input, or (--run-examples) a paired example that did not pass (the docs are still written).
-
-examples:
-  recompat docs                      # regenerate docs/ after editing mappings/
-  recompat docs --check              # in CI
-  recompat prove --entry ID && recompat docs   # after editing mappings/examples/ID/
 """
 
 _PROVE_EPILOG = """\
@@ -190,6 +117,26 @@ examples:
   recompat prove --entry linear && recompat docs   # then its page shows the recorded output
 """
 
+_DOCS_EPILOG = """\
+what is written (into docs/ unless -o DIR): en/ID.md and zh/ID.md for every mapping entry (both signatures,
+every parameter of both sides with its counterpart and the decision, the paired example and the output both
+sides print), en/index.md and zh/index.md, index.md, an .html twin of each, and mappings.json (the same data
+for programs). Files with nothing to change are not rewritten; generated files no entry produces any more
+are removed; hand-written files (docs/behaviours.md) are never touched.
+
+The docs only read the paired examples (mappings/examples/ID/) as they are on disk; `recompat prove`
+is the step that writes their generated side and output.txt. --run-examples is kept as a shortcut for
+`recompat prove` followed by `recompat docs`.
+
+exit status: 0 done (or, with --check, up to date); 1 --check found differences (listed on stdout);
+2 bad input, or (--run-examples) a paired example that did not pass (the docs are still written).
+
+examples:
+  recompat docs                      # regenerate docs/ after editing mappings/
+  recompat docs --check              # in CI
+  recompat prove --entry ID && recompat docs   # after editing mappings/examples/ID/
+"""
+
 _REPORT_EPILOG = """\
 kinds, told apart by the JSON: a translation (recompat translate --json), a differential suite run
 (recompat test --json), the mappings (docs/mappings.json, written by recompat docs) or a demo run
@@ -204,20 +151,46 @@ examples:
   recompat report docs/mappings.json -o mappings.html
 """
 
+_DEMO_EPILOG = """\
+what it does, on the example project of the source tree (examples/):
+  1. translates it into DIR (default out/demo/), whole model files (--scope model);
+  2. for each model of examples/train.py, builds the torch model with checkpointing on and its
+     translation with the same builder, copies the torch weights over, runs one forward and one
+     backward on the example's batch on both sides and compares outputs, input gradients and
+     parameter gradients (a model whose files keep manual sites is reported, not run);
+  3. writes DIR/report.json and DIR/report.html, prints a table and where the report is.
+Progress goes to stderr; the table and the report's location to stdout.
 
-def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    fmt = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
-        prog="recompat", formatter_class=fmt, epilog=_MAIN_EPILOG,
-        description="Move activation checkpointing between PyTorch and MindSpore, and prove the move.")
-    parser.add_argument("--version", action="version", version=f"recompat {recompat.__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+exit status: 0 the pipeline ran (also when some models are not yet translatable or disagree: the
+table and the report say which and why); 2 bad input (no example project, an output folder that
+cannot be written, an unknown --model).
 
+examples:
+  recompat demo                          # then open out/demo/report.html
+  recompat demo --model mlp --diff       # one model, and the translation's diff on stdout
+  recompat demo --no-run -o /tmp/demo    # translate and report only (no torch, no MindSpore)
+"""
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n}: give 1 or more processes, or 0 for one per CPU")
+    return n
+
+
+def _translate_parser(sub) -> argparse.ArgumentParser:
     t = sub.add_parser(
-        "translate", formatter_class=fmt, epilog=_TRANSLATE_EPILOG,
-        help="rewrite activation checkpointing between PyTorch and MindSpore",
-        description="Rewrite activation checkpointing call sites (torch.utils.checkpoint and friends) "
-                    "into MindSpore's recompute form.")
+        "translate", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_TRANSLATE_EPILOG,
+        help="rewrite activation checkpointing between PyTorch and MindSpore (--scope model: whole model files)",
+        description="Rewrite activation checkpointing between PyTorch and MindSpore, either way:\n"
+                    "  --to mindspore (default)  torch.utils.checkpoint and friends -> MindSpore's recompute forms\n"
+                    "  --to torch                mindspore.recompute and .recompute() marks -> torch's checkpoint\n"
+                    "With --scope model, whole model files: the core nn API set too (Module/Cell, layers,\n"
+                    "functions, tensor methods), and a manual diagnostic for every API outside it.")
     t.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to translate")
     mode = t.add_mutually_exclusive_group()
     mode.add_argument("-o", "--output", metavar="DIR",
@@ -225,22 +198,40 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     mode.add_argument("--in-place", action="store_true", help="rewrite the changed files where they are")
     mode.add_argument("--diff", action="store_true", help="print a unified diff to stdout; write nothing")
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
-    _add_common(t)
+    t.add_argument("--to", choices=DIRECTIONS, default="mindspore",
+                   help="the framework to translate into (default: %(default)s)")
+    t.add_argument("--style", choices=STYLES, default="function",
+                   help="function: mindspore.recompute(block, ...) at the call site; cell: mark a submodule "
+                        "that is only ever called under checkpoint with block.recompute() in __init__ and "
+                        "call it plainly (default: %(default)s; --to mindspore only)")
+    t.add_argument("--scope", choices=SCOPES, default="checkpoint",
+                   help="checkpoint: rewrite the checkpoint/recompute sites only; model: whole model files, the core "
+                        "nn API set too (Module/Cell, layers, functions, tensor methods; see docs/), with a "
+                        "manual diagnostic for every API outside it (default: %(default)s)")
+    t.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
+                   help="translate in N processes; 0: one per CPU (default: 1)")
+    t.add_argument("-q", "--quiet", action="store_true",
+                   help="no per-site lines; errors and the summary are still printed")
+    t.add_argument("--json", dest="json_path", metavar="FILE",
+                   help="also write every site, diagnostic, error and the summary as JSON to FILE ('-': stdout)")
     t.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip files and folders matching GLOB (fnmatch, against the relative path and the "
                         "name; repeatable)")
     t.add_argument("--report", metavar="FILE.html",
                    help="also write an HTML report of the run (sites, diagnostics, diffs) to FILE.html, and its "
                         "JSON beside it (FILE.json)")
+    return t
 
+
+def _test_parser(sub) -> argparse.ArgumentParser:
     s = sub.add_parser(
-        "test", formatter_class=fmt, epilog=_TEST_EPILOG,
+        "test", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_TEST_EPILOG,
         help="run the differential suite (paired torch / MindSpore models) and print a summary table",
         description="Run recompat's built-in differential suite under pytest, with its plugin's options.")
-    s.add_argument("--device", action="append", choices=("cpu", "gpu", "ascend"), metavar="DEVICE",
-                   help="cpu, gpu or ascend (repeatable; default: all, unavailable ones skip with the reason)")
-    s.add_argument("--ms-mode", action="append", choices=("pynative", "graph"), metavar="MODE",
-                   help="MindSpore mode: pynative or graph (repeatable; default: both)")
+    s.add_argument("--device", action="append", choices=DEVICES, metavar="DEVICE",
+                   help=f"{either(DEVICES)} (repeatable; default: all, unavailable ones skip with the reason)")
+    s.add_argument("--ms-mode", action="append", choices=MS_MODES, metavar="MODE",
+                   help=f"MindSpore mode: {either(MS_MODES)} (repeatable; default: both)")
     s.add_argument("--json", dest="json_path", metavar="FILE", help="write every result as JSON to FILE")
     s.add_argument("--record", metavar="DIR", help="save the torch side of each cross comparison in DIR")
     s.add_argument("--against", metavar="DIR", help="compare MindSpore with the torch runs recorded in DIR")
@@ -251,9 +242,12 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     s.add_argument("--report", metavar="FILE.html",
                    help="also write an HTML report (every case, failures expanded, memory, a plot of bytes kept vs "
                         "depth) to FILE.html, and its JSON beside it (FILE.json)")
+    return s
 
+
+def _prove_parser(sub) -> argparse.ArgumentParser:
     v = sub.add_parser(
-        "prove", formatter_class=fmt, epilog=_PROVE_EPILOG,
+        "prove", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_PROVE_EPILOG,
         help="run each mapping entry's paired example and record output.txt where the pair agrees",
         description="Prove the mapping entries: run each entry's paired example (mappings/examples/ID/) and record "
                     "output.txt where the pair agrees. translate --scope model applies a core API entry only once "
@@ -262,9 +256,12 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                    help="prove only this entry (repeatable; default: every entry)")
     v.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if a generated side or an output.txt is missing or stale (for CI)")
+    return v
 
+
+def _docs_parser(sub) -> argparse.ArgumentParser:
     g = sub.add_parser(
-        "docs", formatter_class=fmt, epilog=_DOCS_EPILOG,
+        "docs", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_DOCS_EPILOG,
         help="generate the API-difference docs (English, Chinese; Markdown, HTML) from mappings/",
         description="Generate one page per mapping entry, the indexes and docs/mappings.json from mappings/.")
     g.add_argument("-o", "--output", metavar="DIR",
@@ -274,17 +271,27 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     g.add_argument("--run-examples", action="store_true",
                    help="first run `recompat prove` (the step that runs each entry's paired example and records "
                         "output.txt where it agrees; imports torch and MindSpore), then write the docs")
+    return g
 
+
+def _report_parser(sub) -> argparse.ArgumentParser:
     r = sub.add_parser(
-        "report", formatter_class=fmt, epilog=_REPORT_EPILOG,
+        "report", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_REPORT_EPILOG,
         help="render a run's JSON as a single-file HTML report",
         description="Render the JSON of `recompat translate --json`, `recompat test --json`, docs/mappings.json or "
                     "out/demo/report.json as one self-contained HTML page (filter and sort in the page; no network).")
     r.add_argument("json", metavar="JSON", help="the JSON a run wrote")
     r.add_argument("-o", "--output", metavar="FILE.html", help="the page to write (default: JSON with .html)")
+    return r
+
+
+def _demo_parser(sub) -> argparse.ArgumentParser:
+    # The demo's defaults are its Settings' (recompat.demo imports only the standard library and
+    # recompat.constants, so --help stays light).
+    from recompat.demo import Settings as defaults
 
     d = sub.add_parser(
-        "demo", formatter_class=fmt, epilog=_DEMO_EPILOG,
+        "demo", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_DEMO_EPILOG,
         help="translate the example project, run the translation against torch, and write the report",
         description="Translate the example project (examples/) into out/demo/, run each model against its torch "
                     "original, and write a report of both.")
@@ -292,19 +299,31 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                    help="where to write the translated copy and the report (default: <repo>/out/demo)")
     d.add_argument("--model", action="append", metavar="NAME",
                    help="run only this example model (repeatable; default: all of examples/train.py)")
-    d.add_argument("--style", choices=("function", "cell"), default="function",
+    d.add_argument("--style", choices=STYLES, default=defaults.style,
                    help="how checkpoint sites are written, as for translate (default: %(default)s)")
-    d.add_argument("--scope", choices=("checkpoint", "model"), default="model",
+    d.add_argument("--scope", choices=SCOPES, default=defaults.scope,
                    help="model: whole model files; checkpoint: the checkpoint sites only (default: %(default)s)")
-    d.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
-                   help="translate in N processes; 0: one per CPU (default: 1)")
-    d.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of the comparison (default: %(default)g)")
-    d.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance of the comparison (default: %(default)g)")
+    d.add_argument("-j", "--jobs", type=_jobs, default=defaults.jobs, metavar="N",
+                   help="translate in N processes; 0: one per CPU (default: %(default)s)")
+    d.add_argument("--rtol", type=float, default=defaults.rtol,
+                   help="relative tolerance of the comparison (default: %(default)g)")
+    d.add_argument("--atol", type=float, default=defaults.atol,
+                   help="absolute tolerance of the comparison (default: %(default)g)")
     d.add_argument("--diff", action="store_true", help="also print the translation's unified diff to stdout")
     d.add_argument("-v", "--verbose", action="store_true", help="also print every translated site on stderr")
     d.add_argument("--no-run", dest="run", action="store_false",
                    help="translate and write the report only: no torch, no MindSpore")
-    return parser, {"translate": t, "test": s, "prove": v, "docs": g, "report": r, "demo": d}
+    return d
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The parser, and each command's own (main() parses a command's arguments again with it)."""
+    parser = argparse.ArgumentParser(
+        prog="recompat", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_MAIN_EPILOG,
+        description="Move activation checkpointing between PyTorch and MindSpore, and prove the move.")
+    parser.add_argument("--version", action="version", version=f"recompat {recompat.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser, {name: add(sub) for name, (add, _) in _COMMANDS.items()}
 
 
 def _error(message: str) -> int:
@@ -413,6 +432,12 @@ def _demo(args) -> int:
                                   rtol=args.rtol, atol=args.atol))
 
 
+# Each command: the function that adds its parser and the one that runs it, in the order --help lists them.
+_COMMANDS = {"translate": (_translate_parser, _translate), "test": (_test_parser, _test),
+             "prove": (_prove_parser, _prove), "docs": (_docs_parser, _docs), "report": (_report_parser, _report),
+             "demo": (_demo_parser, _demo)}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
     parser, commands = _build()
@@ -427,18 +452,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    _, command = _COMMANDS[args.command]
     try:
-        if args.command == "translate":
-            return _translate(args)
-        if args.command == "test":
-            return _test(args)
-        if args.command == "prove":
-            return _prove(args)
-        if args.command == "docs":
-            return _docs(args)
-        if args.command == "report":
-            return _report(args)
-        return _demo(args)
+        return command(args)
     except KeyboardInterrupt:
         print("recompat: interrupted; files already written are complete, the rest untouched", file=sys.stderr)
         return 130

@@ -32,10 +32,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
 
+from recompat.constants import DEMO_ATOL, DEMO_RTOL
+
 JUDGED = ("output", "input-grad", "param-grad")    # what must agree; buffers are reported, not judged
 STATUSES = ("agree", "mismatch", "failed", "not-translated")
-RTOL, ATOL = 1e-4, 1e-4     # cross-framework float32: kernels sum in different orders (see compat/compare.py)
 SEED = 0
+MS_MODE = "pynative"        # the MindSpore mode every model runs in
+DROPOUT = 0.0               # every model is built without dropout: the two frameworks draw different masks
 
 
 class DemoError(Exception):
@@ -44,6 +47,7 @@ class DemoError(Exception):
 
 @dataclass
 class Settings:
+    """What `recompat demo` does; the defaults here are the command's (recompat.cli reads them for --help)."""
     src: Path                   # the example project
     dest: Path                  # where the translation and the report go
     style: str = "function"
@@ -53,8 +57,8 @@ class Settings:
     diff: bool = False          # also print the unified diff to stdout
     verbose: bool = False       # the translator's per-site lines on stderr
     run: bool = True            # False: translate and report only (no torch, no MindSpore)
-    rtol: float = RTOL
-    atol: float = ATOL
+    rtol: float = DEMO_RTOL     # cross-framework, whole models: the reason is at their definition
+    atol: float = DEMO_ATOL
 
 
 @dataclass
@@ -187,11 +191,9 @@ def reason(exc: BaseException, roots: list[Path]) -> str:
     lines = str(exc).strip().splitlines()
     text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
     where = getattr(exc, "where", None)       # set where the error is raised here, about a file of the project
-    if where is not None:
-        pass
-    elif isinstance(exc, SyntaxError) and exc.filename:
+    if where is None and isinstance(exc, SyntaxError) and exc.filename:
         where = (exc.filename, exc.lineno)
-    else:
+    if where is None:
         frames = traceback.extract_tb(exc.__traceback__)
         resolved = [r.resolve() for r in roots]
         for root in resolved:
@@ -238,7 +240,7 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
     stage = "torch"
     try:
         torch.manual_seed(SEED)
-        tmodel = example.build(train.tinynets, True, 0.0)
+        tmodel = example.build(train.tinynets, True, DROPOUT)
         tmodel.train()
         inputs = [t.numpy() for t in example.batch(SEED)[0]]
         res.files = project_files(tmodel, settings.src)
@@ -251,7 +253,7 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         res.translated = True
         stage = "build"
         mindspore.set_seed(SEED)
-        cell = example.build(translated, True, 0.0)
+        cell = example.build(translated, True, DROPOUT)
         if not isinstance(cell, mindspore.nn.Cell):
             kind = "a torch.nn.Module" if isinstance(cell, torch.nn.Module) else f"a {type(cell).__qualname__}"
             exc = TypeError(f"the translated {type(cell).__name__} is {kind}, not a MindSpore Cell: its file still "
@@ -266,7 +268,7 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # torch's use_reentrant notice: two examples leave it out on purpose
             expected = run_torch(tmodel, inputs, seed=SEED)
-            actual = run_mindspore(cell, inputs, seed=SEED, name_map=transfer.name_map)
+            actual = run_mindspore(cell, inputs, seed=SEED, mode=MS_MODE, name_map=transfer.name_map)
         res.ran = True
         stage = "compare"
         report = compare_results(expected, actual, rtol=settings.rtol, atol=settings.atol)
@@ -392,7 +394,7 @@ def _run(settings: Settings, stdout: IO[str], stderr: IO[str]) -> int:
         doc = {"kind": "recompat-demo", "tool": "recompat", "version": __version__,
                "source": _shown(src), "output": _shown(dest),
                "settings": {"scope": settings.scope, "style": settings.style, "rtol": settings.rtol,
-                            "atol": settings.atol, "seed": SEED, "dropout": 0.0, "ms_mode": "pynative",
+                            "atol": settings.atol, "seed": SEED, "dropout": DROPOUT, "ms_mode": MS_MODE,
                             "run": settings.run, "models": settings.models},
                "versions": _versions(), "seconds": round(time.perf_counter() - started, 2),
                "totals": _totals(results, translation), "apis": _apis(translation),

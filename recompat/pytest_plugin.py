@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pytest
 
-DEVICES = ("cpu", "gpu", "ascend")
-MS_MODES = ("pynative", "graph")
+from recompat.constants import DEVICES, MS_MODES, TORCH_DEVICES, either
+
 _KEY = "recompat"          # user_properties key: results travel from xdist workers in the test reports
 
 
@@ -50,10 +50,10 @@ class RecompatOptions:
 def pytest_addoption(parser):
     group = parser.getgroup("recompat", "recompat differential tests (torch vs MindSpore)")
     group.addoption("--recompat-device", action="append", choices=DEVICES, default=None, metavar="DEVICE",
-                    help="run the pairs on DEVICE: cpu, gpu or ascend (repeatable; default: all; a device this "
+                    help=f"run the pairs on DEVICE: {either(DEVICES)} (repeatable; default: all; a device this "
                          "machine lacks is a skip with its reason)")
     group.addoption("--recompat-ms-mode", action="append", choices=MS_MODES, default=None, metavar="MODE",
-                    help="MindSpore execution mode: pynative or graph (repeatable; default: both)")
+                    help=f"MindSpore execution mode: {either(MS_MODES)} (repeatable; default: both)")
     group.addoption("--recompat-json", metavar="FILE", default=None,
                     help="write every differential result (cases, tensor rows, memory figures) as JSON to FILE")
     group.addoption("--recompat-record", metavar="DIR", default=None,
@@ -160,7 +160,7 @@ def recompat_compare(request, recompat_options):
 
     def run(torch_model, ms_model, inputs, **kwargs):
         kwargs.setdefault("ms_mode", recompat_options.ms_modes[0])
-        kwargs.setdefault("device", {"gpu": "cuda"}.get(recompat_options.devices[0], "cpu"))
+        kwargs.setdefault("device", TORCH_DEVICES.get(recompat_options.devices[0], "cpu"))   # torch's device
         report = compare(torch_model, ms_model, inputs, **kwargs)
         _keep(request, {"id": request.node.nodeid, "check": "compare", "pair": request.node.name,
                         "status": "passed" if report.passed else "failed", "message": report.summary(),

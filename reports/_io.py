@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
+
+from recompat import _files
 
 
 class ReportError(Exception):
@@ -37,9 +37,9 @@ def load_json(path: str | Path) -> dict:
 
 
 def write_atomic(path: str | Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename: a reader sees the
-    old file or the new one, never a part; a file that already holds ``data`` is left alone. ReportError naming
-    the file when it cannot be written."""
+    """recompat._files.write_atomic (a reader sees the old file or the new one, never a part), for reports and
+    docs: the folder is made if missing, a file that already holds ``data`` is left alone, and a failure is a
+    ReportError naming the file."""
     path = Path(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -50,27 +50,9 @@ def write_atomic(path: str | Path, data: bytes | str) -> None:
             return   # nothing to change: never rewritten
     except OSError:
         pass
-    folder = path.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _files.write_atomic(path, data)
     except OSError as exc:
         raise ReportError(f"{path}: cannot write it ({exc.strerror or exc}) — check that the folder "
-                          f"{folder} exists and is writable") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise ReportError(f"{path}: cannot write it ({exc.strerror or exc}) — check the folder") from None
-        raise
+                          f"{path.parent} exists and is writable") from None

@@ -17,12 +17,13 @@ from recompat.compat.compare import (
     resolve_tolerance,
 )
 from recompat.compat.runs import RunResult, flatten_outputs
+from recompat.constants import CROSS_ATOL, CROSS_RTOL
 
-# Cross-framework float32 tolerance for the twins below. torch.testing's float32 default
-# (rtol 1.3e-6) is a same-framework tolerance; different CPU kernels disagree by a few ulp
+# Cross-framework float32 tolerance for the twins below: recompat's default (recompat.constants). torch.testing's
+# float32 default (rtol 1.3e-6) is a same-framework tolerance; different CPU kernels disagree by a few ulp
 # more than that on gradients. The measured errors are in the module docstring of compare.py
-# and in the report; 1e-4 / 1e-5 leaves room without hiding any planted bug below.
-XRTOL, XATOL = 1e-4, 1e-5
+# and in the report; the default leaves room without hiding any planted bug below.
+XRTOL, XATOL = CROSS_RTOL, CROSS_ATOL
 
 
 def run(framework="a", **tensors) -> RunResult:

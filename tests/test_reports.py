@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -235,6 +236,29 @@ def test_unwritable_output_is_exit_2_and_leaves_nothing(tmp_path, capsys):
     assert main(["report", str(src), "-o", str(src)]) == 2
     assert "is the JSON itself" in capsys.readouterr().err
     assert json.loads(src.read_text())["kind"] == "recompat-suite"
+    assert not leftovers(tmp_path)
+
+
+def test_a_replaced_file_keeps_its_permission_bits_and_a_new_one_gets_the_umasks(tmp_path):
+    """recompat._files.write_atomic, the writer of every file recompat writes (pages, JSON, docs, translated files,
+    recorded runs): a file it replaces keeps its permission bits, a new one gets what open() would give it (not
+    the temporary file's 0o600), and an explicit mode wins."""
+    from recompat._files import default_mode, write_atomic
+
+    src = tmp_path / "suite.json"
+    src.write_text(json.dumps(suite_doc()))
+    page = tmp_path / "suite.html"
+    assert main(["report", str(src), "-o", str(page)]) == 0
+    assert stat.S_IMODE(page.stat().st_mode) == default_mode()
+    page.chmod(0o640)
+    doc = suite_doc()
+    doc["results"][0]["message"] = "torch vs mindspore: FAILED again"
+    src.write_text(json.dumps(doc))
+    before = page.read_bytes()
+    assert main(["report", str(src), "-o", str(page)]) == 0
+    assert page.read_bytes() != before and stat.S_IMODE(page.stat().st_mode) == 0o640
+    write_atomic(page, "by hand", mode=0o600)
+    assert page.read_text() == "by hand" and stat.S_IMODE(page.stat().st_mode) == 0o600
     assert not leftovers(tmp_path)
 
 

@@ -17,12 +17,12 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import time
 import tokenize
 from dataclasses import asdict, dataclass, field
 from typing import IO, Callable, Iterable, Iterator
 
+from recompat._files import write_atomic
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
 from recompat.translator.translate import DIRECTIONS as TARGETS
@@ -302,34 +302,6 @@ def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: 
 # Writing
 
 
-def atomic_write(path: str, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` so that a reader sees the old file or the new, never a part.
-
-    A temporary file in the same folder is written, flushed to disk and renamed over ``path``.
-    ``mode``: permission bits to give it (the original's); default 0o666 less the umask.
-    """
-    folder = os.path.dirname(path) or "."
-    tmp = tempfile.NamedTemporaryFile(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                      delete=False)
-    try:
-        with tmp:
-            tmp.write(data)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp.name, stat.S_IMODE(mode))
-        os.replace(tmp.name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp.name)
-        except OSError:
-            pass
-        raise
-
-
 def _read_only_reason(path: str) -> str | None:
     """Why ``path`` cannot be rewritten in place, or None. Never changes permissions."""
     st = os.stat(path)
@@ -595,7 +567,7 @@ def _write_in_place(e: _Entry, r: FileResult, summary: Summary, out: _Out) -> No
     try:
         why = _read_only_reason(target)
         if why is None:
-            atomic_write(target, r.new_data, os.stat(target).st_mode)
+            write_atomic(target, r.new_data, os.stat(target).st_mode)
             summary.files_written += 1
             return
     except OSError as exc:
@@ -619,7 +591,7 @@ def _mirror_write(e: _Entry, data: bytes, opts: Options, summary: Summary, r: Fi
             summary.files_up_to_date += 1   # already there: never rewritten
             return True
         os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
-        atomic_write(dest, data, os.stat(e.abspath).st_mode)
+        write_atomic(dest, data, os.stat(e.abspath).st_mode)
     except (_Refused, OSError) as exc:
         msg = str(exc) if isinstance(exc, _Refused) else (
             f"{e.display}: cannot write {dest} ({exc.strerror or exc}) — check that folder")
@@ -715,7 +687,7 @@ def _write_json(opts: Options, report: Report, stdout: IO[str], stderr: IO[str])
         stdout.write(text)
         return
     try:
-        atomic_write(opts.json_path, text.encode("utf-8"))
+        write_atomic(opts.json_path, text)
     except OSError as exc:
         print(f"recompat: error: --json {opts.json_path}: cannot write it ({exc.strerror or exc})"
               " — check the folder", file=stderr)

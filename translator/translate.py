@@ -4,12 +4,9 @@ from __future__ import annotations
 import ast
 
 from recompat import mappings as _mappings
+from recompat.constants import DIRECTIONS, SCOPES, STYLES   # defined there: `recompat --help` offers them too
 from recompat.translator.results import Diagnostic, FileResult, Site, TranslateError
 from recompat.translator.source import Source
-
-DIRECTIONS = ("mindspore", "torch")
-STYLES = ("function", "cell")
-SCOPES = ("checkpoint", "model")   # checkpoint sites only, or whole model files (the core API set too)
 
 # A file whose bytes lack this word has no site to rewrite: it is passed over unparsed.
 TRIGGERS = {"mindspore": b"checkpoint", "torch": b"recompute"}

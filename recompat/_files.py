@@ -1,0 +1,48 @@
+"""Writing a file whole or not at all: the one writer of every part (translated files, reports and their JSON,
+the docs, recorded runs, the suite's JSON, paired examples). A leaf: it imports nothing of recompat, so the
+translator, the harness and the reports all use it without an import cycle."""
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+
+
+def default_mode() -> int:
+    """The permission bits open() gives a new file: 0o666 less the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int | None = None) -> None:
+    """Write ``data`` (a str as UTF-8) to ``path`` so that a reader sees the old file or the new one, never a part.
+
+    The data goes to a temporary file in the same folder (so the rename stays on one file system), is flushed to
+    disk (fsync), given its permission bits and renamed over ``path``. On any error, an interrupt included, the
+    temporary file is removed and ``path`` is as it was. ``mode``: the permission bits to give the file; default:
+    those of the file it replaces, or :func:`default_mode` for a new one. The folder must exist. OSError
+    propagates: each caller says what went wrong in its own terms."""
+    path = os.fspath(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if mode is None:
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            mode = default_mode()
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
+                               suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, stat.S_IMODE(mode))
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
