@@ -415,7 +415,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         dst = getattr(p, to)
         if p.action == "drop" or dst is None:
             text = self.src.segment(a.value)
-            if p.code == "RC309" or self.m.diagnostics.get(p.code or "", {}).get("status") == "manual":
+            if self.m.diagnostics.get(p.code or "", {}).get("status") == "manual":   # its value matters
                 if not convert.same(text, getattr(p, f"{frm}_default")):
                     raise _Manual("RC309", param=a.name, value=text, why=p.why or "no counterpart")
             else:
