@@ -107,32 +107,6 @@ def test_mark_options_on_the_composable_form(mark, expected, expected_codes):
     assert codes(result) == expected_codes
 
 
-def test_calls_with_keywords_run_non_reentrant():
-    result, out = to_torch("""\
-        from mindspore import nn
-
-
-        class Net(nn.Cell):
-            def __init__(self):
-                super().__init__()
-                self.attn = nn.Dense(4, 4)
-                self.attn.recompute()
-
-            def construct(self, x, mask):
-                y = self.attn(x)
-                return self.attn(
-                    y,  # again
-                    mask=mask,
-                )
-    """)
-    assert "y = torch.utils.checkpoint.checkpoint(self.attn, x, use_reentrant=True)" in out
-    assert """return torch.utils.checkpoint.checkpoint(self.attn, 
-            y,  # again
-            mask=mask, use_reentrant=False,
-        )""" in out
-    assert "RC202" in codes(result)
-
-
 @pytest.mark.parametrize("code, why", [
     ("""\
         from mindspore import nn

@@ -322,7 +322,7 @@ class MindSporeToTorch(SiteLog):
         site = self.site(mark, entry.mindspore["api"])
 
         def leave(why: str):
-            self.diag(site, "RC290", target=target, why=why)
+            self.diag(site, "RC290", target=self.src.segment(mark.func), why=why)
             self.manual(site, stmt)
 
         if kind == UNKNOWN:
@@ -410,7 +410,8 @@ class MindSporeToTorch(SiteLog):
             arguments = [*call.args, *call.keywords]
             open_paren = text.index("(", src.end(call.func))
             if arguments:
-                src.replace(src.end(call.func), open_paren + 1, ", ")
+                line_rest = text[open_paren + 1:text.find("\n", open_paren) % (len(text) + 1)]
+                src.replace(src.end(call.func), open_paren + 1, "," if not line_rest.strip() else ", ")
                 last = max(arguments, key=lambda n: (n.end_lineno, n.end_col_offset))
                 src.insert(src.end(last), f", {extra}")
             else:
