@@ -410,6 +410,17 @@ def compare_results(
     )
 
 
+def _to_torch_layout(actual: RunResult, transfer) -> None:
+    """A pair whose layer entry gives MindSpore's tensor another layout (Conv1d's weight has an axis of 1 inserted):
+    its gradient and buffer are compared in torch's shape, as transfer_weights copied it."""
+    for pair in getattr(transfer, "pairs", None) or ():
+        shape = tuple(pair.shape)
+        for name in (f"{pair.torch_name}.grad", pair.torch_name):
+            a = actual.tensors.get(name)
+            if a is not None and tuple(a.shape) != shape and a.size == int(np.prod(shape, dtype=np.int64)):
+                actual.tensors[name] = a.reshape(shape)
+
+
 def compare(
     torch_model,
     ms_model,
@@ -440,6 +451,7 @@ def compare(
     name_map = dict(transfer.name_map)
     expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs)
     actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs)
+    _to_torch_layout(actual, transfer)
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan)
     report.meta.update({
         "weights": weights,

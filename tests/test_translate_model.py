@@ -105,6 +105,19 @@ def test_conv_padding_becomes_pad_mode_both_ways():
     assert "c = nn.Conv2d(3, 8, 3, padding=(1, 2), bias=True)" in back
 
 
+def test_conv_padding_gives_conv1d_an_int_and_conv3d_six_values():
+    from recompat.translator.convert import conv_padding
+
+    names = {"padding": "padding"}
+    assert conv_padding("mindspore", {"padding": "(1,)"}, names) == ({"pad_mode": "'pad'", "padding": "1"}, None)
+    assert conv_padding("mindspore", {"padding": "(1, 0, 2)"}, names) == (
+        {"pad_mode": "'pad'", "padding": "(1, 1, 0, 0, 2, 2)"}, None)
+    back = {"padding": "padding", "pad_mode": "pad_mode"}
+    assert conv_padding("torch", {"pad_mode": "'pad'", "padding": "(1, 1, 0, 0, 2, 2)"}, back) == (
+        {"padding": "(1, 0, 2)"}, None)
+    assert conv_padding("torch", {"pad_mode": "'pad'", "padding": "(1, 1, 2, 2)"}, back) == ({"padding": "(1, 2)"}, None)
+
+
 def test_a_value_with_no_counterpart_leaves_the_call_as_it_is():
     out, codes, r = tx(HEADER + "a = nn.Conv2d(3, 8, 3, padding_mode='reflect')\n")
     assert "nn.Conv2d(3, 8, 3, padding_mode='reflect')" in out

@@ -514,7 +514,7 @@ def test_transfer_and_translation_share_the_converter(monkeypatch):
     assert "construct it with momentum=0.1" in momentum
 
 
-def test_wrong_conv_padding_and_momentum_on_pairs_without_an_entry():
+def test_wrong_conv1d_padding_batchnorm3d_momentum_and_leaky_relu_slope():
     t = tnn.Sequential(tnn.Conv1d(2, 3, 3, padding=1), tnn.BatchNorm3d(3), tnn.LeakyReLU(0.1))
     m = mnn.SequentialCell(mnn.Conv1d(2, 3, 3, has_bias=True, pad_mode="valid"), mnn.BatchNorm3d(3, momentum=0.1),
                            mnn.LeakyReLU())
@@ -530,7 +530,7 @@ def test_reflect_padding_has_no_mindspore_form():
     t = tnn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")
     m = mnn.Conv2d(3, 4, 3, pad_mode="pad", padding=1, has_bias=True)
     (w,) = transfer_weights(t, m).warnings
-    assert "padding_mode='reflect'" in w and "pads with zeros only" in w and "ops.pad(..., mode='reflect')" in w
+    assert "padding_mode='reflect'" in w and "pad with zeros only" in w and "ops.pad(..., mode='reflect')" in w
 
 
 @pytest.fixture
@@ -558,11 +558,11 @@ def test_loader_rejects_bad_tensors(folder):
 def test_loader_rejects_a_pair_in_two_places(folder):
     params = folder / "parameters.yaml"
     params.write_text(params.read_text(encoding="utf-8").replace(
-        "  - id: groupnorm\n    torch: {api: torch.nn.GroupNorm}\n    mindspore: {api: mindspore.nn.GroupNorm}",
-        "  - id: groupnorm\n    torch: {api: torch.nn.Conv2d}\n    mindspore: {api: mindspore.nn.Conv2d}"),
+        "  - id: mint_dropout\n    torch: {api: torch.nn.Dropout}\n    mindspore: {api: mindspore.mint.nn.Dropout}",
+        "  - id: mint_dropout\n    torch: {api: torch.nn.Conv2d}\n    mindspore: {api: mindspore.nn.Conv2d}"),
         encoding="utf-8")
     with pytest.raises(mappings.MappingError, match=r"layer pair torch\.nn\.Conv2d / mindspore\.nn\.Conv2d defined "
-                                                    r"twice \(conv2d and groupnorm\)"):
+                                                    r"twice \(conv2d and mint_dropout\)"):
         mappings.load(folder)
 
 

@@ -91,11 +91,12 @@ def shape_tuple(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
 
 
 def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
-    """torch: padding (int, pair, 'same', 'valid') + padding_mode; MindSpore: pad_mode + padding (int or
-    (top, bottom, left, right))."""
+    """torch: padding (int, one value per spatial axis, 'same', 'valid') + padding_mode; MindSpore: pad_mode +
+    padding (an int, or (before, after) per axis: Conv2d's (top, bottom, left, right); Conv1d takes an int only)."""
     if to == "mindspore":
         if "padding_mode" in values and _literal(values["padding_mode"]) != "zeros":
-            raise Unconvertible(f"padding_mode={values['padding_mode'].strip()}: MindSpore's Conv2d pads with zeros only")
+            raise Unconvertible(f"padding_mode={values['padding_mode'].strip()}: "
+                                "MindSpore's convolutions pad with zeros only")
         text = values["padding"]
         v = _literal(text)
         if v in ("same", "valid"):
@@ -104,8 +105,12 @@ def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
             return {"pad_mode": "'valid'", "padding": "0"}, None
         if isinstance(v, int):
             return {"pad_mode": "'pad'", "padding": text.strip()}, None
+        if isinstance(v, (tuple, list)) and len(v) == 1 and isinstance(v[0], int):
+            # Conv1d's (n,): MindSpore's Conv1d takes an int only (it refuses a tuple)
+            return {"pad_mode": "'pad'", "padding": repr(v[0])}, None
         if isinstance(v, (tuple, list)) and v and all(isinstance(x, int) for x in v):
-            # one value per spatial axis -> (before, after) per axis: Conv2d's (h, w) is (h, h, w, w)
+            # one value per spatial axis -> (before, after) per axis: Conv2d's (h, w) is (h, h, w, w), Conv3d's
+            # (d, h, w) is (d, d, h, h, w, w)
             return {"pad_mode": "'pad'", "padding": repr(tuple(x for x in v for _ in (0, 1)))}, None
         if v is _NOT_LITERAL:
             return {"pad_mode": "'pad'", "padding": text.strip()}, f"padding={text.strip()} is taken for an int"
@@ -120,8 +125,8 @@ def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
     if mode == "pad":
         if isinstance(v, int):
             return {"padding": text.strip()}, None
-        if isinstance(v, (tuple, list)) and len(v) == 4 and v[0] == v[1] and v[2] == v[3]:
-            return {"padding": repr((v[0], v[2]))}, None
+        if isinstance(v, (tuple, list)) and len(v) in (4, 6) and v[0::2] == v[1::2]:
+            return {"padding": repr(tuple(v[0::2]))}, None     # (t, b, l, r) with t == b, l == r is (t, l)
         if v is _NOT_LITERAL:
             return {"padding": text.strip()}, f"padding={text.strip()} is taken for an int"
         raise Unconvertible(f"padding={text.strip()}: torch pads both sides of an axis alike")
