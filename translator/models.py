@@ -365,7 +365,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         frm, to = self.frm, self.to
         groups: dict[str, list] = {}
         for p in entry.params:
-            if p.convert and (getattr(p, frm) or getattr(p, to)):
+            s = getattr(p, frm)
+            if s and entry.param(s, frm) is not p:
+                continue   # an earlier row decides this source parameter (Dropout's p -> p, not keep_prob)
+            if p.convert and (s or getattr(p, to)):
                 groups.setdefault(p.convert, []).append(p)
         handled: set[str] = set()
         for conv, rows in groups.items():

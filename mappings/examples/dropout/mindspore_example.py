@@ -8,9 +8,9 @@ from mindspore import nn
 class Example(nn.Cell):
     def __init__(self):
         super().__init__()
-        self.drop = nn.Dropout(keep_prob=1.0)
+        self.drop = nn.Dropout(p=0.0)
         self.fc = nn.Dense(4, 3)
-        self.after = nn.Dropout(keep_prob=1.0)
+        self.after = nn.Dropout(p=0.0)
 
     def construct(self, x):
         return self.after(self.fc(self.drop(x)))
