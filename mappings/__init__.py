@@ -37,6 +37,7 @@ class Param:
     convert: str | None = None              # core API set: how the value changes on the way (translator/convert.py)
     fill: bool = True                       # core API set: write a left-out source default when the defaults differ
     parallel: bool = False                  # a MindSpore auto-parallel option of Cell.recompute (schema.json)
+    role: str | None = None                 # what it is to the checkpoint rules: reentrancy, rng_state, ... (schema)
     compare: dict | None = None             # a layer setting transfer_weights compares (schema.json); {} = plainly
 
     @property
@@ -84,6 +85,17 @@ class Entry:
         """Every qualified name of the API this entry translates from."""
         side = getattr(self, self.source)
         return (side["api"], *side.get("aliases", ()))
+
+    def role(self, role: str) -> Param | None:
+        """The param that plays `role` (schema.json: param/role), if any."""
+        return next((p for p in self.params if p.role == role), None)
+
+    def position(self, param: Param, side: str = "torch") -> int | None:
+        """Where `param` stands among the positional parameters of `side`'s recorded signature; None if not there."""
+        a = signature_arguments(getattr(self, side)["signature"])
+        names = [x.arg for x in (a.posonlyargs + a.args)] if a else []
+        name = getattr(param, side)
+        return names.index(name) if name in names else None
 
     def written(self, side: str) -> str:
         """The name translated code writes for `side`'s API."""

@@ -119,7 +119,8 @@ class _Walker(names.ScopedWalker):
         if (isinstance(value, ast.Call) and tx.qualname(value.func, self.scope) == PARTIAL and value.args
                 and tx.apis.get(tx.qualname(value.args[0], self.scope)) is tx.checkpoint):
             kws = {k.arg: k.value for k in value.keywords}
-            reentrant = literal_flag(kws["use_reentrant"]) if "use_reentrant" in kws else True
+            flag = tx.reentrant_kw
+            reentrant = literal_flag(kws[flag]) if flag in kws else True
             if any(k.arg is None for k in value.keywords):
                 reentrant = "dynamic"
             return Holder(reentrant=reentrant, keywords=set(kws))
@@ -141,6 +142,12 @@ class TorchToMindSpore(SiteLog):
         self.src, self.tree, self.m, self.style = src, tree, mappings, style
         self.apis = mappings.by_torch_name
         self.checkpoint = mappings.entry("checkpoint")
+        # the checkpoint parameters the rules act on, found by their role in the data (checkpoint.yaml)
+        reentrancy = self.checkpoint.role("reentrancy")
+        self.reentrant_kw = reentrancy.torch
+        self.non_reentrant, self.reentrant = f"{reentrancy.mindspore}=False", f"{reentrancy.mindspore}=True"
+        self.rng_kw = self.checkpoint.role("rng_state").torch
+        self.context_kw = self.checkpoint.role("context").torch
         self.events: list[Event] = []
         # attributes that other files of the project assign torch's checkpoint to (HF's
         # _gradient_checkpointing_func is set in a base class, called in every model file)
@@ -335,14 +342,14 @@ class TorchToMindSpore(SiteLog):
 
     def _mark(self, site: Site, options: list[str]) -> str:
         """`recompute(...)` marking a Cell with these options (the non-reentrant form gets its settings)."""
-        if "use_reentrant=False" in options:
+        if self.non_reentrant in options:
             options = [*options, *self._non_reentrant_settings()]
-        self._dropout_note(site, reentrant_mark="use_reentrant=False" not in options)
-        return f"recompute({', '.join(o for o in options if o != 'use_reentrant=True')})"
+        self._dropout_note(site, reentrant_mark=self.non_reentrant not in options)
+        return f"recompute({', '.join(o for o in options if o != self.reentrant)})"
 
     def _default_impl(self, entry: Entry) -> list[str]:
         """The options of torch's default checkpoint_impl, as recompute() options."""
-        impl = entry.param("checkpoint_impl")
+        impl = entry.role("implementation")
         return [f"{impl.mindspore}={impl.values[impl.torch_default]}"]
 
     # -- rules -----------------------------------------------------------------------------
@@ -350,7 +357,7 @@ class TorchToMindSpore(SiteLog):
     def _reentrancy(self, ev: Event, site: Site, call: ast.Call, is_cell, add: list, override=None) -> object:
         """Decide MindSpore's use_reentrant for a recompute call; returns what MindSpore will use.
         A keyword the call needs is appended to `add`."""
-        kw = next((k for k in call.keywords if k.arg == "use_reentrant"), None)
+        kw = next((k for k in call.keywords if k.arg == self.reentrant_kw), None)
         torch_value = override if kw is None and override is not None else (
             literal_flag(kw.value) if kw is not None else True)
         what = self.src.segment(call.args[0]) if call.args else "the callable"
@@ -370,7 +377,7 @@ class TorchToMindSpore(SiteLog):
             return True
         self.diag(site, "RC101", callable=what, what="not known to be a Cell" if is_cell is None else "not a Cell")
         if kw is None:
-            add.append("use_reentrant=False")
+            add.append(self.non_reentrant)
         else:
             self.src.replace_node(kw.value, "False")
         return False
@@ -387,7 +394,7 @@ class TorchToMindSpore(SiteLog):
         block, is_cell = self._callable(ev, site, call.args[0])
         add = []
         reentrant = self._reentrancy(ev, site, call, is_cell, add)
-        self._keywords(call, entry, site, reentrant, skip=("use_reentrant",), add=add)
+        self._keywords(call, entry, site, reentrant, skip=(self.reentrant_kw,), add=add)
         target = self.ms_name("recompute")
         self.src.replace_node(call.func, target)
         self.diag(site, "RC100", source=entry.torch["api"], target=target)
@@ -401,11 +408,11 @@ class TorchToMindSpore(SiteLog):
         if entry is not self.checkpoint:
             return self.manual(ev, site, "functools.partial of it has no MindSpore form")
         kws = {k.arg: k for k in call.keywords}
-        reentrant = literal_flag(kws["use_reentrant"].value) if "use_reentrant" in kws else True
-        if "use_reentrant" in kws and isinstance(kws["use_reentrant"].value, ast.Constant) \
-                and kws["use_reentrant"].value.value is None:
-            self.src.replace_node(kws["use_reentrant"].value, "True")
-        self._keywords(call, entry, site, reentrant, skip=("use_reentrant",))
+        flag = kws.get(self.reentrant_kw)
+        reentrant = literal_flag(flag.value) if flag is not None else True
+        if flag is not None and isinstance(flag.value, ast.Constant) and flag.value.value is None:
+            self.src.replace_node(flag.value, "True")
+        self._keywords(call, entry, site, reentrant, skip=(self.reentrant_kw,))
         target = self.ms_name("recompute")
         self.src.replace_node(call.args[0], target)
         self.diag(site, "RC100", source=entry.torch["api"], target=f"functools.partial({target}, ...)")
@@ -420,7 +427,7 @@ class TorchToMindSpore(SiteLog):
         reentrant = self._reentrancy(ev, site, call, is_cell, add, override=holder.reentrant)
         # The call's keywords override the partial's, so they are decided for the reentrancy the call
         # ends up with; the settings that reentrancy needs are in the partial already when it fixes the same.
-        self._keywords(call, self.checkpoint, site, reentrant, skip=("use_reentrant",), add=add,
+        self._keywords(call, self.checkpoint, site, reentrant, skip=(self.reentrant_kw,), add=add,
                        add_missing=reentrant != holder.reentrant)
         self.diag(site, "RC100", source=f"{self.src.segment(call.func)} (holds torch's checkpoint)",
                   target=f"{self.src.segment(call.func)} (holds {self.ms}.recompute)")
@@ -485,7 +492,8 @@ class TorchToMindSpore(SiteLog):
             else:
                 self.diag(site, "RC133", name=kw.arg or "**", value=value,
                           why=param.why if param else "no MindSpore counterpart")
-        if entry.param("checkpoint_impl") and not any(k.arg == "checkpoint_impl" for k in call.keywords):
+        impl = entry.role("implementation")
+        if impl and not any(k.arg == impl.torch for k in call.keywords):
             options += self._default_impl(entry)
         for extra in call.args[1:]:
             self.diag(site, "RC133", name="argument", value=self.src.segment(extra), why="no MindSpore counterpart")
@@ -501,6 +509,14 @@ class TorchToMindSpore(SiteLog):
         code = "RC130" if entry.form == "wrapper" else "RC132"   # a wrapper's parameter names lose a prefix
         self.diag(site, code, source=entry.torch["api"].rsplit(".", 1)[1], module=target)
 
+    @staticmethod
+    def _argument(call: ast.Call, entry: Entry, param) -> ast.AST | None:
+        """The value passed for `param`: positionally where its recorded signature puts it, or by keyword."""
+        k = entry.position(param)
+        if k is not None and k < len(call.args):
+            return call.args[k]
+        return next((kw.value for kw in call.keywords if kw.arg == param.torch), None)
+
     @RULES.register("mark_tree")
     def _mark_tree(self, ev: Event, _plan) -> None:
         """apply_activation_checkpointing(model, check_fn=f) -> mark every matching sub-Cell."""
@@ -508,21 +524,21 @@ class TorchToMindSpore(SiteLog):
         site = self.site(ev.node, entry.torch["api"])
         if not (isinstance(stmt, ast.Expr) and stmt.value is call):
             return self.manual(ev, site, "its result is used; only a statement call can be rewritten")
-        model = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "model"), None)
+        module, check_fn, wrapper_fn = (entry.role(r) for r in ("module", "filter", "wrapper_fn"))
+        model = self._argument(call, entry, module)
         if model is None or names.attribute_chain(model) is None:
             return self.manual(ev, site, "the model is not a plain name or attribute")
-        check = next((k.value for k in call.keywords if k.arg == "check_fn"), None)
-        wrapper_fn = call.args[1] if len(call.args) > 1 else None
-        if len(call.args) > 2:
-            check = call.args[2]
+        check = self._argument(call, entry, check_fn)
+        for k, arg in enumerate(call.args):   # anything but the model and the filter: no counterpart
+            if k not in (entry.position(module), entry.position(check_fn)):
+                param = next((p for p in entry.params if entry.position(p) == k), None)
+                self.diag(site, "RC133", name=param.torch if param else "argument", value=self.src.segment(arg),
+                          why=param.why if param else "no MindSpore counterpart")
         for kw in call.keywords:
-            if kw.arg not in ("model", "check_fn"):
+            if kw.arg not in (module.torch, check_fn.torch):
                 param = entry.param(kw.arg)
                 self.diag(site, "RC133", name=kw.arg, value=self.src.segment(kw.value),
                           why=param.why if param else "no MindSpore counterpart")
-        if wrapper_fn is not None:
-            self.diag(site, "RC133", name="checkpoint_wrapper_fn", value=self.src.segment(wrapper_fn),
-                      why=entry.param("checkpoint_wrapper_fn").why)
         m = self.src.render_node(model)
         condition = f"cell is not {m}"
         if check is not None:
@@ -533,7 +549,7 @@ class TorchToMindSpore(SiteLog):
         indent = self.src.indent(stmt.lineno)
         # each matching Cell is marked as torch's default checkpoint_wrapper_fn would wrap it (so a later
         # checkpoint_wrapper on the same Cell agrees with it: MindSpore refuses to switch reentrancy)
-        wrapper = self.m.entry(entry.param("checkpoint_wrapper_fn").torch_default)
+        wrapper = self.m.entry(wrapper_fn.torch_default)
         mark = self._mark(site, self._default_impl(wrapper))
         text = (f"for _, cell in {m}.cells_and_names():\n"
                 f"{indent}    if {condition}:\n"
@@ -596,14 +612,14 @@ class TorchToMindSpore(SiteLog):
         """recompute(...) options for a checkpoint call, or None when they cannot be expressed."""
         opts = []
         for kw in call.keywords:
-            if kw.arg == "use_reentrant":
+            if kw.arg == self.reentrant_kw:
                 if literal_flag(kw.value) == "dynamic":
                     return None
                 if literal_flag(kw.value) is False:
-                    opts += ["use_reentrant=False", *self._non_reentrant_settings()]
-            elif kw.arg == "context_fn":
+                    opts += [self.non_reentrant, *self._non_reentrant_settings()]
+            elif kw.arg == self.context_kw:
                 opts.append(f"{kw.arg}={self.src.segment(kw.value)}")
-            elif kw.arg == "preserve_rng_state":
+            elif kw.arg == self.rng_kw:
                 if not (isinstance(kw.value, ast.Constant) and kw.value.value is True):
                     return None  # Cell.recompute cannot switch the RNG state off
             elif kw.arg is None or self.checkpoint.param(kw.arg) is None:
@@ -640,7 +656,7 @@ class TorchToMindSpore(SiteLog):
         self.diag(site, "RC140", attr=attr, mark=mark, absorbed=", ".join(absorbed) or "none")
         for code, kw in caveats:
             self.diag(site, code, name=kw.arg, value=self.src.segment(kw.value), why="")
-        self._dropout_note(site, reentrant_mark="use_reentrant=False" not in plan["options"])
+        self._dropout_note(site, reentrant_mark=self.non_reentrant not in plan["options"])
 
 
 # -- stage 2: imports and support code -------------------------------------------------------
