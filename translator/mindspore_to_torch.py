@@ -58,6 +58,9 @@ class MindSporeToTorch(SiteLog):
         self.primitive_entry = mappings.entry("primitive_recompute")
         # torch's checkpoint, and its composable form, which marks a module in place as MindSpore does
         self.checkpoint = self.function_entry.written("torch")
+        # the parameters the rules act on, found by their role in the data (recompute.yaml)
+        self.reentrant_kw = self.function_entry.role("reentrancy").mindspore     # MindSpore's name
+        self.torch_reentrant_kw = self.function_entry.role("reentrancy").torch   # torch's
         self.composable = mappings.entry("composable_checkpoint").written("torch")
         # What builds a Cell, an operator (from frameworks.yaml). torch's modules count as Cells: a file half
         # translated (torch -> MindSpore -> torch) holds torch modules marked with recompute().
@@ -246,7 +249,7 @@ class MindSporeToTorch(SiteLog):
                 self.diag(site, "RC207", value=value)
                 continue
             param = entry.param(kw.arg)
-            if param is None or kw.arg == "use_reentrant":
+            if param is None or kw.arg == self.reentrant_kw:
                 continue
             if param.action == "drop":
                 dropped.append(kw)
@@ -264,7 +267,7 @@ class MindSporeToTorch(SiteLog):
         if block_keywords:
             forced = forced or (f"the block gets keyword arguments ({', '.join(block_keywords)}), which torch's "
                                 "reentrant checkpoint refuses")
-        added = self._reentrancy(site, kws.get("use_reentrant"), forced)
+        added = self._reentrancy(site, kws.get(self.reentrant_kw), forced)
         edits.remove_arguments(self.src, call, dropped)
         if added:
             last = max((n for n in [*call.args, *call.keywords] if n not in dropped),
@@ -279,14 +282,14 @@ class MindSporeToTorch(SiteLog):
         if forced is not None:
             if kw is None:
                 self.diag(site, "RC202", why=forced)
-                return "use_reentrant=False"
+                return f"{self.torch_reentrant_kw}=False"
             if literal_flag(kw.value) is not False:
                 self.src.replace_node(kw.value, "False")
                 self.diag(site, "RC202", why=forced)
             return None
         if kw is None:
             self.diag(site, "RC201", value="True", why="MindSpore's default; torch warns when it is left out")
-            return "use_reentrant=True"
+            return f"{self.torch_reentrant_kw}=True"
         if literal_flag(kw.value) is True:
             self.diag(site, "RC201", value=self.src.segment(kw.value), why="as given")
         return None
@@ -347,7 +350,7 @@ class MindSporeToTorch(SiteLog):
             return self._checkpoint_calls(site, mark, stmt, calls, options, kind)
         if kind == PRIMITIVE:
             return leave("its calls are not all in sight: mark each call with torch.utils.checkpoint.checkpoint")
-        options.pop("use_reentrant", None)
+        options.pop(self.torch_reentrant_kw, None)
         self.imports_needed.add(self.composable.rsplit(".", 1)[0])
         args = ", ".join([target, *(f"{k}={v}" for k, v in options.items())])
         self.src.replace_node(stmt, f"{self.composable}({args})")
@@ -356,10 +359,11 @@ class MindSporeToTorch(SiteLog):
     def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:
         """torch keyword -> value text for the checkpoint calls, or why the mark cannot be converted."""
         if entry is self.primitive_entry:
-            mode = mark.args[0] if mark.args else next((k.value for k in mark.keywords if k.arg == "mode"), None)
+            flag = entry.role("mark").mindspore
+            mode = mark.args[0] if mark.args else next((k.value for k in mark.keywords if k.arg == flag), None)
             if mode is not None and not (isinstance(mode, ast.Constant) and mode.value is True):
                 return f"mode={self.src.segment(mode)} (only mode=True marks the operator)"
-            return {"use_reentrant": "False"}
+            return {self.torch_reentrant_kw: "False"}
         if mark.args:
             return "Cell.recompute takes keyword arguments only"
         options: dict[str, str] = {}
@@ -380,11 +384,11 @@ class MindSporeToTorch(SiteLog):
                     self.diag(site, "RC204", name=kw.arg, value=value, why=param.why)
                     forced = True
                 continue
-            if param.code and kw.arg != "use_reentrant":
+            if param.code and kw.arg != self.reentrant_kw:
                 self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
             options[param.torch] = value
         if forced:
-            options["use_reentrant"] = "False"
+            options[self.torch_reentrant_kw] = "False"
         return options
 
     def _checkpoint_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, calls: list, options: dict,
@@ -392,16 +396,16 @@ class MindSporeToTorch(SiteLog):
         """Delete the mark; checkpoint each call of the marked attribute."""
         target = self.src.segment(mark.func.value)
         name = self._checkpoint_name()
-        reentrant = options.get("use_reentrant")
+        reentrant = options.get(self.torch_reentrant_kw)
         if reentrant is None:
             self.diag(site, "RC201", value="True", why="Cell.recompute's default; torch warns when it is left out")
             reentrant = "True"
         elif reentrant == "True":
             self.diag(site, "RC201", value="True", why="as given")
         for call in calls:
-            keywords = dict(options, use_reentrant=reentrant)
+            keywords = {**options, self.torch_reentrant_kw: reentrant}
             if call.keywords and reentrant != "False":
-                keywords["use_reentrant"] = "False"
+                keywords[self.torch_reentrant_kw] = "False"
                 self.diag(site, "RC202", why=f"line {call.lineno} passes keyword arguments to {target}, which "
                                              "torch's reentrant checkpoint refuses")
             extra = ", ".join(f"{k}={v}" for k, v in keywords.items())
