@@ -53,6 +53,13 @@ class Event:
     entry: Entry | None = None
     holder: str | None = None   # holder_call: the holder's key; shadowed: the name
 
+    @property
+    def api_node(self) -> ast.AST:
+        """The expression that names the API: a call's callee, a partial's first argument, else the node."""
+        if self.kind == "call":
+            return self.node.func
+        return self.node.args[0] if self.kind == "partial" else self.node
+
 
 @dataclass
 class Holder:
@@ -198,8 +205,7 @@ class TorchToMindSpore(SiteLog):
         walker = _Walker(self)
         walker.visit(self.tree)
         for ev in self.events:
-            node = {"call": lambda n: n.func, "partial": lambda n: n.args[0]}.get(ev.kind, lambda n: n)(ev.node)
-            chain = names.attribute_chain(node) if ev.entry is not None else None
+            chain = names.attribute_chain(ev.api_node) if ev.entry is not None else None
             if chain:
                 self.api_roots.add((chain[0], ev.scope.qualname(chain[0])))
         cell_style = self._cell_style_plan() if self.style == "cell" else {}
