@@ -12,6 +12,7 @@ Every decision is a diagnostic on its site; stage 2 (imports) is shared with the
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from recompat.mappings import Entry, Mappings
@@ -323,11 +324,7 @@ class MindSporeToTorch(SiteLog):
         target = self.src.segment(mark.func.value)
         entry = self.primitive_entry if kind == PRIMITIVE else self.cell_entry
         site = self.site(mark, entry.mindspore["api"])
-
-        def leave(why: str):
-            self.diag(site, "RC290", target=self.src.segment(mark.func), why=why)
-            self.manual(site, stmt)
-
+        leave = functools.partial(self._leave_mark, site, mark, stmt)
         if kind == UNKNOWN:
             return leave(f"this file does not show that {target} is a Cell or an operator")
         if not (isinstance(stmt, ast.Expr) and stmt.value is mark):
@@ -336,13 +333,19 @@ class MindSporeToTorch(SiteLog):
         handler = RULES.handler(entry.rule, "mark")
         if handler is None:
             return leave(f"mapping entry {entry.id} names rule {entry.rule}, which does not apply to marks")
-        handler(self, site, mark, stmt, entry, kind, plans.get(id(mark)), leave)
+        handler(self, site, mark, stmt, entry, kind, plans.get(id(mark)))
+
+    def _leave_mark(self, site: Site, mark: ast.Call, stmt: ast.stmt, why: str) -> None:
+        """RC290: the mark stays as it is, with a `# recompat:` comment saying why."""
+        self.diag(site, "RC290", target=self.src.segment(mark.func), why=why)
+        self.manual(site, stmt)
 
     @RULES.register("checkpoint_calls", on="mark")
-    def _mark_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, entry: Entry, kind: str, calls: list | None,
-                    leave) -> None:
+    def _mark_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, entry: Entry, kind: str,
+                    calls: list | None) -> None:
         """The mark goes and the calls in sight are checkpointed; else a Cell is marked in place (composable)."""
         target = self.src.segment(mark.func.value)
+        leave = functools.partial(self._leave_mark, site, mark, stmt)
         options = self._mark_options(site, mark, entry)
         if isinstance(options, str):
             return leave(options)
