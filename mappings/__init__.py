@@ -5,12 +5,17 @@ The translator, the docs and the reports read these objects; nothing else states
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
+import hashlib
 import json
+import os
+import pickle
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+import recompat
 
 HERE = Path(__file__).parent
 CORE_RULES = ("api_class", "api_function", "tensor_method", "tensor_attribute", "method_name")   # the core API set's rules
@@ -336,13 +341,142 @@ def _params(raw: dict, where: str) -> tuple[Param, ...]:
 
 
 def load(folder: Path = HERE) -> Mappings:
-    """Read and validate every *.yaml file in `folder`."""
+    """Read and validate every *.yaml file in `folder`.
+
+    A load that passed is kept in the user's cache (cache_dir()) under a hash of everything it read (cache_key()),
+    so the next process unpickles it instead of parsing and validating again. A cache file that cannot be read,
+    does not unpickle, or holds another key is ignored and written anew; a cache folder that cannot be written
+    means no cache. RECOMPAT_NO_CACHE=1 turns the cache off."""
+    folder = Path(folder)
+    texts = [(path, path.read_bytes()) for path in sorted(folder.glob("*.yaml"))]
+    where = cache_dir()
+    key = cache_key(folder, texts) if where is not None else None
+    if key is not None:
+        cached = _read_cache(where / _cache_name(key), key, folder)
+        if cached is not None:
+            return cached
+    maps = _load(folder, texts)
+    if key is not None:
+        _write_cache(where, key, maps)
+    return maps
+
+
+CACHE_FORMAT = 1                      # bump when what a cache file holds changes shape
+_CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
+
+
+def cache_dir() -> Path | None:
+    """Where load() keeps its cache: $RECOMPAT_CACHE_DIR, else $XDG_CACHE_HOME/recompat, else ~/.cache/recompat;
+    None when RECOMPAT_NO_CACHE is set (to anything but 0) or no home folder is known."""
+    if os.environ.get("RECOMPAT_NO_CACHE", "") not in ("", "0"):
+        return None
+    if os.environ.get("RECOMPAT_CACHE_DIR"):
+        return Path(os.environ["RECOMPAT_CACHE_DIR"])
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):            # the XDG spec: a relative path is invalid and ignored
+        return Path(xdg) / "recompat"
+    try:
+        return Path.home() / ".cache" / "recompat"
+    except (RuntimeError, KeyError, OSError):
+        return None
+
+
+def cache_key(folder: Path, texts: list[tuple[Path, bytes]]) -> str | None:
+    """sha256 of every input of load(): the YAML files (name and bytes), the schema, this module's own source (the
+    dataclasses and the derivations), the folder, recompat's and Python's versions, and where PyYAML and jsonschema
+    are installed (path, size and time of their __init__.py: an upgrade changes them). Which examples
+    are proven (examples/<id>/output.txt) is checked on each read instead (_read_cache). None: an input cannot be
+    read, so no cache."""
+    h = hashlib.sha256()
+
+    def put(*parts) -> None:
+        for part in parts:
+            data = part if isinstance(part, bytes) else str(part).encode("utf-8", "surrogateescape")
+            h.update(len(data).to_bytes(8, "little") + data)
+
+    try:
+        put(CACHE_FORMAT, recompat.__version__, sys.version, sys.implementation.cache_tag, pickle.HIGHEST_PROTOCOL,
+            folder.resolve(), Path(__file__).read_bytes(), (HERE / "schema.json").read_bytes())
+        import importlib.util   # PyYAML and jsonschema as installed: another could read or judge the text otherwise
+
+        for name in ("yaml", "jsonschema"):
+            spec = importlib.util.find_spec(name)
+            origin = os.stat(spec.origin) if spec and spec.origin else None
+            put(name, spec and spec.origin, origin and (origin.st_size, origin.st_mtime_ns))
+        put(len(texts))
+        for path, data in texts:
+            put(path.name, data)
+    except (OSError, ValueError, ImportError):
+        return None
+    return h.hexdigest()
+
+
+def _cache_name(key: str) -> str:
+    return f"mappings-{key}.pickle"
+
+
+class _Unpickler(pickle.Unpickler):
+    """Only this module's dataclasses come out of a cache file (built without calling any code of theirs): no
+    other class, no function, nothing run."""
+
+    def find_class(self, module, name):
+        found = globals().get(name) if module == __name__ else None
+        if isinstance(found, type) and dataclasses.is_dataclass(found):
+            return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not a mapping dataclass")
+
+
+def _read_cache(path: Path, key: str, folder: Path) -> Mappings | None:
+    """The Mappings a cache file holds, if it is ours, whole, for `key`, and its entries are proven as the
+    examples on disk say now; None otherwise (never an error)."""
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+                return None           # another user's, or writable by others: not ours to unpickle
+            import io
+
+            held = _Unpickler(io.BytesIO(f.read())).load()
+        if not (isinstance(held, tuple) and len(held) == 3 and held[0] == CACHE_FORMAT and held[1] == key
+                and isinstance(held[2], Mappings)):
+            return None
+        maps = held[2]
+        if any(e.proven != (folder / "examples" / e.id / "output.txt").is_file() for e in maps.entries):
+            return None               # an example proven or unproven since
+        return maps
+    except Exception:                 # missing, unreadable, truncated, corrupt: load() reads the YAML instead
+        return None
+
+
+def _write_cache(where: Path, key: str, maps: Mappings) -> None:
+    """Keep `maps` for the next process; any failure means no cache (never an error). Keeps the _CACHE_KEEP newest
+    cache files."""
+    try:
+        from recompat._files import write_atomic
+
+        data = pickle.dumps((CACHE_FORMAT, key, maps), protocol=pickle.HIGHEST_PROTOCOL)
+        where.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_atomic(where / _cache_name(key), data, mode=0o600)
+        kept = sorted(where.glob(_cache_name("*")), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in kept[_CACHE_KEEP:]:
+            old.unlink(missing_ok=True)
+    except Exception:
+        pass
+
+
+def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
+    """load() without the cache: parse (libyaml where PyYAML has it), validate and cross-check `texts`, the
+    *.yaml files of `folder` and their bytes."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     entries, diagnostics = [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
     layers, wrappers, dropout, frameworks = [], [], set(), {}
-    for path in sorted(folder.glob("*.yaml")):
+    for path, text in texts:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            text = text.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text() reads
+            data = yaml.load(text, Loader=loader) or {}
         except yaml.YAMLError as exc:
             raise MappingError(f"{path}: not valid YAML: {exc}") from None
         _validate(data, path)

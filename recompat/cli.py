@@ -285,10 +285,14 @@ def _report_parser(sub) -> argparse.ArgumentParser:
     return r
 
 
-def _demo_parser(sub) -> argparse.ArgumentParser:
+def _demo_parser(sub, light: bool = False) -> argparse.ArgumentParser:
     # The demo's defaults are its Settings' (recompat.demo imports only the standard library and
-    # recompat.constants, so --help stays light).
-    from recompat.demo import Settings as defaults
+    # recompat.constants, so --help stays light). Importing it still costs every command some 10-20 ms, so
+    # main() builds this parser `light`, without them, when another command runs (the parser parses nothing then).
+    if light:
+        defaults = argparse.Namespace(style=None, scope=None, jobs=None, rtol=None, atol=None)
+    else:
+        from recompat.demo import Settings as defaults
 
     d = sub.add_parser(
         "demo", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_DEMO_EPILOG,
@@ -316,14 +320,16 @@ def _demo_parser(sub) -> argparse.ArgumentParser:
     return d
 
 
-def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The parser, and each command's own (main() parses a command's arguments again with it)."""
+def _build(command: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The parser, and each command's own (main() parses a command's arguments again with it). `command`: the
+    one about to run, when known; the demo's parser is whole only for demo (or None)."""
     parser = argparse.ArgumentParser(
         prog="recompat", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_MAIN_EPILOG,
         description="Move activation checkpointing between PyTorch and MindSpore, and prove the move.")
     parser.add_argument("--version", action="version", version=f"recompat {recompat.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    return parser, {name: add(sub) for name, (add, _) in _COMMANDS.items()}
+    light = command not in (None, "demo")
+    return parser, {name: add(sub, light) if add is _demo_parser else add(sub) for name, (add, _) in _COMMANDS.items()}
 
 
 def _error(message: str) -> int:
@@ -440,7 +446,8 @@ _COMMANDS = {"translate": (_translate_parser, _translate), "test": (_test_parser
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else [str(a) for a in argv]
-    parser, commands = _build()
+    # the command is the first word that is no option: the main parser's options take no value
+    parser, commands = _build(next((a for a in argv if not a.startswith("-")), ""))
     args, rest = parser.parse_known_args(argv)
     if rest:
         if args.command not in commands:

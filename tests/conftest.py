@@ -87,3 +87,29 @@ def __getattr__(name: str):
     if name in MINDSPORE_CELLS:
         return _mindspore_cells()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# -- the mappings cache (recompat.mappings.load): the run's own folder, so the suite never writes to ~/.cache. A hook,
+# not a fixture: test modules load the mappings at import (collection) time. Subprocesses inherit the variable.
+_SAVED_CACHE_ENV: dict = {}
+
+
+def pytest_configure(config):
+    import os
+    import tempfile
+
+    _SAVED_CACHE_ENV["RECOMPAT_CACHE_DIR"] = os.environ.get("RECOMPAT_CACHE_DIR")
+    os.environ["RECOMPAT_CACHE_DIR"] = _SAVED_CACHE_ENV["folder"] = tempfile.mkdtemp(prefix="recompat-cache-")
+
+
+def pytest_unconfigure(config):
+    import os
+    import shutil
+
+    if "folder" in _SAVED_CACHE_ENV:
+        shutil.rmtree(_SAVED_CACHE_ENV.pop("folder"), ignore_errors=True)
+        before = _SAVED_CACHE_ENV.pop("RECOMPAT_CACHE_DIR")
+        if before is None:
+            os.environ.pop("RECOMPAT_CACHE_DIR", None)
+        else:
+            os.environ["RECOMPAT_CACHE_DIR"] = before
