@@ -166,6 +166,23 @@ class Framework:
         return self.sequences | self.mappings
 
 
+@dataclass(frozen=True)
+class ReportedApi:
+    """reported.yaml: a checkpoint or recompute name no entry translates; its uses are reported, not rewritten."""
+
+    api: str                  # covers everything under it
+    framework: str            # the side it belongs to
+    library: str
+    kind: str                 # module | class | enum | function | method (matched by attribute name)
+    what: dict                # en / zh
+    instead: dict             # en / zh: what to write on the other side
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.api, *self.aliases)
+
+
 @dataclass(frozen=True, eq=False)   # hashed by identity: derived data is cached per Mappings
 class Mappings:
     entries: tuple[Entry, ...]
@@ -174,6 +191,27 @@ class Mappings:
     wrappers: tuple[Wrapper, ...] = ()  # parameters.yaml: torch modules whose prefix transfer_weights drops
     functional_dropout: frozenset = frozenset()   # dropout functions (RC150)
     frameworks: dict = field(default_factory=dict)  # "torch" / "mindspore" -> Framework
+    reported: tuple[ReportedApi, ...] = ()          # reported.yaml
+
+    def reported_api(self, side: str, qualname: str) -> ReportedApi | None:
+        """The reported name of `side` that covers `qualname` most closely (not for kind method); None if none."""
+        parts = qualname.split(".")
+        names = self._reported_names[side]
+        return next((names[p] for p in (".".join(parts[:k]) for k in range(len(parts), 0, -1)) if p in names), None)
+
+    def reported_method(self, side: str, attribute: str) -> ReportedApi | None:
+        """The reported method of `side` named `attribute` (matched on any object); None if none."""
+        return self._reported_methods[side].get(attribute)
+
+    @functools.cached_property
+    def _reported_names(self) -> dict[str, dict[str, ReportedApi]]:
+        return {side: {n: r for r in self.reported if r.framework == side and r.kind != "method" for n in r.names}
+                for side in ("torch", "mindspore")}
+
+    @functools.cached_property
+    def _reported_methods(self) -> dict[str, dict[str, ReportedApi]]:
+        return {side: {n.rsplit(".", 1)[1]: r for r in self.reported if r.framework == side and r.kind == "method"
+                       for n in r.names} for side in ("torch", "mindspore")}
 
     @functools.cached_property
     def by_torch_name(self) -> dict[str, Entry]:
@@ -472,7 +510,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     entries, diagnostics = [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
-    layers, wrappers, dropout, frameworks = [], [], set(), {}
+    layers, wrappers, dropout, frameworks, reported = [], [], set(), {}, {}
     for path, text in texts:
         try:
             text = text.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text() reads
@@ -502,6 +540,12 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             layers.append(_layer(raw, path, i))
         for raw in data.get("wrappers", []):
             wrappers.append(Wrapper(cls=raw["class"], attribute=raw["attribute"], note=raw["note"]))
+        for i, raw in enumerate(data.get("reported", [])):
+            api = ReportedApi(**{**raw, "aliases": tuple(raw.get("aliases", ()))})
+            for name in api.names:
+                if name in reported:
+                    raise MappingError(f"{path}: reported/{i}: {name} is listed twice (also under {reported[name].api})")
+                reported[name] = api
     first: dict[str, Entry] = {}
     for e in entries:
         if e.id in first:
@@ -530,7 +574,8 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
                                "give it tensors in one place")
         pairs[key] = e.id
     return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers),
-                    wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks)
+                    wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
+                    reported=tuple({id(r): r for r in reported.values()}.values()))
 
 
 @functools.lru_cache(maxsize=None)

@@ -123,9 +123,12 @@ def settle_imports(src: Source, tree: ast.Module, *, modules: set[str], exact: s
 
 def comment_above(src: Source, stmt: ast.stmt, comment: str, done: set) -> None:
     """Put `comment` on a line of its own above `stmt`, once per statement (`done` remembers), and not again
-    when the line above already is that comment (translating the output again changes nothing)."""
-    above = src.line(stmt.lineno - 1).strip() if stmt.lineno > 1 else ""
-    if above != comment and (stmt.lineno, comment) not in done:
+    when the comment lines just above already hold it (translating the output again changes nothing)."""
+    above, n = set(), stmt.lineno - 1
+    while n >= 1 and src.line(n).lstrip().startswith("#"):
+        above.add(src.line(n).strip())
+        n -= 1
+    if comment not in above and (stmt.lineno, comment) not in done:
         done.add((stmt.lineno, comment))
         src.insert(src.line_start(stmt.lineno), src.indent(stmt.lineno) + comment + "\n")
 

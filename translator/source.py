@@ -148,6 +148,34 @@ class Source:
     def result(self) -> str:
         return _apply(self.text, self._edits, shift=0)
 
+    def line_origins(self) -> list[int]:
+        """For each line of result(), the line of this text it comes from: `origins[n - 1]` for line n. Lines
+        an edit writes count as the line the edit starts on (a comment inserted above a statement: its line).
+
+        Lets a later stage, which works on this result, report lines of the user's file."""
+        origins: list[int] = []
+        line_open = False   # has the result's current line been given its origin yet?
+
+        def emit(text: str, at):   # `at`: the offset of text's first character here, or a fixed offset
+            nonlocal line_open
+            i = 0
+            for m in [*_NEWLINE.finditer(text), None]:
+                end = m.end() if m else len(text)
+                if end > i and not line_open:
+                    origins.append(self.lineno(at(i)))
+                    line_open = True
+                if m:
+                    line_open, i = False, m.end()
+
+        pos = 0
+        for e in sorted(self._edits):
+            if e.start > pos:
+                emit(self.text[pos:e.start], lambda i, base=pos: base + i)
+            emit(e.text, lambda i, at=e.start: at)
+            pos = max(pos, e.end)
+        emit(self.text[pos:], lambda i, base=pos: base + i)
+        return origins
+
 
 def _apply(text: str, edits: list[Edit], shift: int) -> str:
     pieces, pos = [], 0

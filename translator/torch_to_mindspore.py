@@ -13,7 +13,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from recompat.mappings import Entry, Mappings, Param
+from recompat.mappings import Entry, Mappings, Param, ReportedApi
 from recompat.translator import edits, names
 from recompat.translator.edits import remove_arguments
 from recompat.translator.results import Site
@@ -32,13 +32,37 @@ def import_markers(mappings: Mappings) -> re.Pattern:
 
     Lets a file be passed over without parsing it; derived from the mappings, not listed by hand."""
     alternatives = set()
-    for entry in mappings.by_torch_name.values():   # the checkpoint family (the core set has its own pass)
-        for api in entry.torch_names:
-            parts = api.split(".")[:-1]
-            alternatives.add(re.escape(".".join(parts[1:])))
+    for api in checkpoint_names(mappings):
+        parts = api.split(".")[:-1]
+        alternatives.add(re.escape(".".join(parts[1:])) if len(parts) > 1 else rf"\b{re.escape(parts[0])}\b")
+        if len(parts) > 1:
             parent, leaf = re.escape(".".join(parts[:-1])), re.escape(parts[-1])
             alternatives.add(rf"from\s+{parent}\s+import\s+(?:\([^)]*?|[^\n]*?)\b{leaf}\b")
+    alternatives |= {rf"\.{re.escape(r.api.rsplit('.', 1)[1])}\b" for r in mappings.reported
+                     if r.framework == "torch" and r.kind == "method"}
     return re.compile("|".join(sorted(alternatives)).encode())
+
+
+@functools.lru_cache(maxsize=None)
+def checkpoint_names(mappings: Mappings) -> frozenset[str]:
+    """Every qualified torch name of the checkpoint family: the entries' APIs and the reported names (reported.yaml)."""
+    return frozenset({*mappings.by_torch_name, *(n for r in mappings.reported if r.framework == "torch"
+                                                 and r.kind != "method" for n in r.names)})
+
+
+@functools.lru_cache(maxsize=None)
+def _name_prefixes(mappings: Mappings) -> frozenset[str]:
+    """The checkpoint names and every module on the way to one: what an import must bind to matter here."""
+    targets = {*checkpoint_names(mappings), PARTIAL}
+    return frozenset(t.rsplit(".", i)[0] for t in targets for i in range(t.count(".") + 1))
+
+
+def _interesting(tree: ast.Module, mappings: Mappings) -> set[str]:
+    """Names some import binds to a checkpoint name or a module on the way to one: only these can resolve to one,
+    every other name is passed over without a scope lookup."""
+    prefixes = _name_prefixes(mappings)
+    return {name for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
+            for name, qual, _ in names.import_bindings(stmt) if qual in prefixes}
 
 
 @dataclass
@@ -165,11 +189,8 @@ class TorchToMindSpore(SiteLog):
         self.support: list[Entry] = []
         # Only names that some import binds to a mapped API (or a module on the way to one) can
         # resolve to one: every other name is passed over without a scope lookup.
-        targets = {*self.apis, PARTIAL}
-        prefixes = {t.rsplit(".", i)[0] for t in targets for i in range(t.count(".") + 1)}
-        self.leaves = {t.rsplit(".", 1)[-1] for t in targets}
-        self.interesting = {name for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
-                            for name, qual, _ in names.import_bindings(stmt) if qual in prefixes}
+        self.leaves = {t.rsplit(".", 1)[-1] for t in {*self.apis, PARTIAL}}
+        self.interesting = _interesting(tree, mappings)
         module_scope = names.build_scope(tree, None)
         self.ms = next((n for n, q in module_scope.imports.items() if q == "mindspore"
                         and n not in module_scope.other), "mindspore")
@@ -221,6 +242,7 @@ class TorchToMindSpore(SiteLog):
                 self._partial(ev)
             elif ev.kind == "ref":
                 self._reference(ev)
+
             elif ev.kind == "shadowed":
                 site = self.site(ev.node, ev.entry.torch["api"])
                 self.manual(ev, site, shadowed=ev.holder)
@@ -697,3 +719,76 @@ def _support_position(src: Source, tree: ast.Module) -> int:
                 isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)):
             last = stmt
     return src.line_end(last.end_lineno) if last is not None else edits.after_imports(src, tree)
+
+
+class _Leftovers(names.ScopedWalker, SiteLog):
+    """Stage 3's walk over the settled text: the reported.yaml names still used, each reported where it is."""
+
+    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings):
+        super().__init__()
+        self.src, self.m, self.sites, self.comments = src, mappings, [], set()
+        self.interesting = _interesting(tree, mappings)
+        self.libraries = {qual.split(".")[0] for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
+                          for _, qual, _ in names.import_bindings(stmt) if qual}
+
+    def visit_Attribute(self, node):
+        if (api := self._reported_name(node)) is not None:
+            return self._report(node, api)     # one report per dotted name
+        api = self.m.reported_method("torch", node.attr)
+        if api is not None and api.api.split(".")[0] in self.libraries:   # the file uses the method's library
+            self._report(node, api)
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if (api := self._reported_name(node)) is not None:
+            self._report(node, api)
+
+    def _reported_name(self, node) -> ReportedApi | None:
+        chain = names.attribute_chain(node)
+        if not chain or chain[0] not in self.interesting:
+            return None
+        root = self.scope.qualname(chain[0])
+        if root is None:
+            return None
+        qual = ".".join([root, *chain[1:]])
+        if any(".".join(qual.split(".")[:k]) in self.m.by_torch_name for k in range(1, qual.count(".") + 2)):
+            return None   # an entry's API: stage 1 rewrote or reported it
+        return self.m.reported_api("torch", qual)
+
+    def _report(self, node, api: ReportedApi) -> None:
+        site = self.site(node, api.api)
+        self.diag(site, "RC160", api=self.src.segment(node) if api.kind == "method" else api.api,
+                  what=api.what["en"], library=api.library, instead=api.instead["en"])
+        edits.comment_above(self.src, self.stmt, f"# recompat: RC160 {api.api} left as it is: {api.what['en']}",
+                            self.comments)
+
+
+def report_leftovers(src: Source, tree: ast.Module, mappings: Mappings) -> list[Site]:
+    """Stage 3, on the settled text: every torch checkpoint name that is still there and that no rule reported is
+    reported where it is, with a `# recompat:` line above its statement, so no torch reference stays unmarked:
+    uses of the reported.yaml names (RC160), and the imports that stayed (RC161)."""
+    walker = _Leftovers(src, tree, mappings)
+    walker.visit(tree)
+    return walker.sites + _report_imports(src, tree, mappings, walker.comments)
+
+
+def _report_imports(src: Source, tree: ast.Module, mappings: Mappings, comments: set) -> list[Site]:
+    log = _Leftovers(src, tree, mappings)
+    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+    found = []
+    for stmt in imports:
+        for name, qual, alias in names.import_bindings(stmt):
+            qual = alias.name if isinstance(stmt, ast.Import) and not alias.asname else qual
+            if qual and (qual in mappings.by_torch_name or mappings.reported_api("torch", qual)):
+                found.append((stmt, name, qual, alias))
+    if not found:
+        return []
+    used, import_scope = names.binding_uses(tree, {name for _, name, _, _ in found})
+    for stmt, name, qual, alias in found:
+        why = ("code in this file still uses it (see the notes on those lines)"
+               if (import_scope[id(stmt)], name) in used else "nothing in this file uses it: remove the import")
+        log.diag(log.site(alias, qual), "RC161", api=qual, why=why)
+    for stmt in dict.fromkeys(stmt for stmt, *_ in found):
+        kept = ", ".join(q for s, _, q, _ in found if s is stmt)
+        edits.comment_above(src, stmt, f"# recompat: RC161 torch names still imported: {kept}", comments)
+    return log.sites

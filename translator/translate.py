@@ -31,52 +31,58 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}: choose one of {', '.join(SCOPES)}")
     m = mappings or _mappings.default()
-    result = _checkpoint_sites(data, path, to, style, holders, m)
+    result, origin = _checkpoint_sites(data, path, to, style, holders, m)
     if scope == "model" and MODEL_TRIGGERS[to] in (result.new_data or data):
-        _whole_model(data, path, to, result, m)
+        _whole_model(data, path, to, result, m, origin)
     return result
 
 
-def _checkpoint_sites(data: bytes, path: str, to: str, style: str, holders, m) -> FileResult:
+def _checkpoint_sites(data: bytes, path: str, to: str, style: str, holders, m) -> tuple[FileResult, Origin]:
+    """The checkpoint pass: its result, and where each line of its output comes from in `data`."""
     result = FileResult(path)
     if to == "torch":
         return _to_torch(data, path, m, result)
-    from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
+    from recompat.translator.torch_to_mindspore import (
+        TorchToMindSpore, import_markers, report_leftovers, settle_imports)
 
     may_use_torch = TRIGGERS[to] in data and import_markers(m).search(data)
     if not (may_use_torch or any(h.encode() in data for h in holders)):
-        return result
+        return result, Origin()
     src = Source(data, path)
     tree = src.parse()
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))
-    return _finish(data, src, tree, result, lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support,
-                                                                       tx.api_roots))
+    return _finish(data, src, result,
+                   lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support, tx.api_roots),
+                   lambda s3, t3: report_leftovers(s3, t3, m))
 
 
-def _to_torch(data: bytes, path: str, m, result: FileResult) -> FileResult:
+def _to_torch(data: bytes, path: str, m, result: FileResult) -> tuple[FileResult, Origin]:
     from recompat.translator.mindspore_to_torch import MARKERS, MindSporeToTorch, settle_imports
 
     if TRIGGERS["torch"] not in data or not MARKERS.search(data):   # MindSpore's recompute needs MindSpore imported
-        return result
+        return result, Origin()
     src = Source(data, path)
     tree = src.parse()
     tx = MindSporeToTorch(src, tree, m)
     result.sites = tx.run()
-    return _finish(data, src, tree, result,
+    return _finish(data, src, result,
                    lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten))
 
 
-def _whole_model(data: bytes, path: str, to: str, result: FileResult, m) -> None:
-    """The core API set, on the checkpoint pass's output; `data` is the original file."""
+def _whole_model(data: bytes, path: str, to: str, result: FileResult, m, origin: Origin) -> None:
+    """The core API set, on the checkpoint pass's output; `data` is the original file, `origin` maps the lines of
+    that output to it (the sites report lines of the user's file)."""
     from recompat.translator.models import ModelTranslator, add_imports, bound_names, drop_source_imports
 
     current = result.new_data or data
     src = Source(current, path)
     tree = src.parse()
     tx = ModelTranslator(src, tree, m, to)
-    result.sites += tx.run()
+    sites = tx.run()
+    origin.remap(sites)
+    result.sites += sites
     if not src.edited:
         return
     taken = tx.kept_roots | (bound_names(tree, tx.frm) - {n for n, _, _ in _source_imports(tree, tx.frm)})
@@ -90,6 +96,27 @@ def _whole_model(data: bytes, path: str, to: str, result: FileResult, m) -> None
     result.changed, result.new_data = new != data, (new if new != data else None)
 
 
+class Origin:
+    """Where each line of a pass's output comes from in the user's file, through the stages' edits."""
+
+    def __init__(self, stages=()):
+        self.stages = [s for s in stages if s is not None]   # each a Source.line_origins() list, first stage first
+
+    def line(self, n: int) -> int:
+        for origins in reversed(self.stages):
+            n = origins[min(n, len(origins)) - 1] if origins else n
+        return n
+
+    def remap(self, sites) -> None:
+        """Sites found on the output: their lines (and their diagnostics') become lines of the user's file."""
+        if not self.stages:
+            return
+        for site in sites:
+            site.line = self.line(site.line)
+            for d in site.diagnostics:
+                d.line = self.line(d.line)
+
+
 def _source_imports(tree: ast.Module, frm: str):
     from recompat.translator import names
 
@@ -97,23 +124,31 @@ def _source_imports(tree: ast.Module, frm: str):
             for b in names.import_bindings(s) if b[1] and (b[1] == frm or b[1].startswith(frm + "."))]
 
 
-def _finish(data: bytes, src: Source, tree: ast.Module, result: FileResult, settle) -> FileResult:
-    """Stage 2 on the rewritten text (re-parsing it also proves stage 1 produced valid Python), then the result."""
+def _finish(data: bytes, src: Source, result: FileResult, settle, report=None) -> tuple[FileResult, Origin]:
+    """Stage 2 on the rewritten text (re-parsing it also proves stage 1 produced valid Python), then stage 3, what
+    is left to `report` on the settled text (its sites are found there and reported with the user's lines)."""
     path = src.path
-    if src.edited:
-        src2 = Source(src.encode(src.result()), path)
-        tree2 = _parse_own_output(src2, path)
-    else:
-        src2, tree2 = src, tree
-    settle(src2, tree2)
-    if not (src.edited or src2.edited):
-        return result
-    text = src2.result()
-    _parse_own_output(Source(src.encode(text), path), path)
+    text = src.result() if src.edited else src.text
+    src2 = Source(src.encode(text), path)
+    settle(src2, _parse_own_output(src2, path))
+    stages = [src.line_origins() if src.edited else None]
+    if src2.edited:
+        text = src2.result()
+        stages.append(src2.line_origins())
+    if report is not None:
+        src3 = Source(src.encode(text), path)
+        sites = report(src3, _parse_own_output(src3, path))
+        Origin(stages).remap(sites)
+        result.sites += sites
+        if src3.edited:
+            text = src3.result()
+            stages.append(src3.line_origins())
     new_data = src.encode(text)
+    if src.edited or len(stages) > 1 or new_data != data:
+        _parse_own_output(Source(new_data, path), path)
     if new_data != data:
         result.changed, result.new_data = True, new_data
-    return result
+    return result, Origin(stages)
 
 
 def _parse_own_output(src: Source, path: str) -> ast.Module:

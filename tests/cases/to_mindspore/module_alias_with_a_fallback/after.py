@@ -1,4 +1,5 @@
 try:
+    # recompat: RC161 torch names still imported: torch.utils.checkpoint
     import torch.utils.checkpoint as cp
 except ImportError:
     cp = None
