@@ -198,9 +198,8 @@ _Item = tuple[str, bytes, str, tuple[str, str], tuple[str, ...]]
 def _translate_one(item: _Item) -> FileResult:
     path, data, to, (style, scope), holders = item
     try:
-        if holders:
-            return translate_bytes(data, path, to=to, style=style, holders=holders, scope=scope)
-        return translate_bytes(data, path, to=to, style=style, scope=scope)
+        return translate_bytes(data, path, to=to, style=style, holders=holders, scope=scope,
+                               package=_package_of(path))
     except TranslateError as exc:
         return FileResult(path, error=str(exc))
     except RecursionError:
@@ -208,6 +207,19 @@ def _translate_one(item: _Item) -> FileResult:
     except Exception as exc:  # a bug in the translator: report it, keep going with the other files
         return FileResult(path, error=f"{path}: internal error in the translator ({type(exc).__name__}: {exc})"
                                       " — please report this with the file; --exclude it meanwhile")
+
+
+def _package_of(path: str) -> str | None:
+    """The dotted package a file is in, from the folders above it that hold an __init__.py (relative imports
+    resolve against it); None for a file outside any package."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts = []
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, name = os.path.split(folder)
+        if not name.isidentifier():
+            break
+        parts.append(name)
+    return ".".join(reversed(parts)) or None
 
 
 def _translate_chunk(items: list[_Item]) -> list[FileResult]:

@@ -33,12 +33,25 @@ def import_bindings(stmt: ast.stmt) -> list[tuple[str, str | None, ast.alias]]:
                 root = a.name.split(".")[0]
                 out.append((root, root, a))
     elif isinstance(stmt, ast.ImportFrom):
+        module = stmt.module if not stmt.level else getattr(stmt, "resolved_module", None)
         for a in stmt.names:
             if a.name == "*":
                 continue
-            qual = f"{stmt.module}.{a.name}" if stmt.module and not stmt.level else None
+            qual = f"{module}.{a.name}" if module else None
             out.append((a.asname or a.name, qual, a))
     return out
+
+
+def resolve_relative_imports(tree: ast.Module, package: str | None) -> ast.Module:
+    """Give each relative `from . import x` of a module in `package` (dotted; None: not known) the absolute module
+    it imports from (`resolved_module`, read by import_bindings). The text is not changed."""
+    if package:
+        parts = package.split(".")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level and node.level <= len(parts):
+                base = parts[:len(parts) - node.level + 1]
+                node.resolved_module = ".".join([*base, *([node.module] if node.module else [])])
+    return tree
 
 
 def _target_names(target: ast.AST):
@@ -349,12 +362,25 @@ class ScopedWalker(ast.NodeVisitor):
         self.stmt = node
         for d in node.decorator_list:
             self.visit(d)
+        # defaults and annotations are evaluated where the def is, not inside the function
+        for d in [*node.args.defaults, *node.args.kw_defaults]:
+            if d is not None:
+                self.visit(d)
+        for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg,
+                  node.args.kwarg]:
+            if a is not None and a.annotation is not None:
+                self.visit(a.annotation)
+        if node.returns is not None:
+            self.visit(node.returns)
         self.scope, self.func = build_scope(node, self.scope, attrs), node
         for child in node.body:
             self.visit(child)
         self.scope, self.func, self.stmt = outer
 
     def visit_Lambda(self, node):
+        for d in [*node.args.defaults, *node.args.kw_defaults]:
+            if d is not None:
+                self.visit(d)
         outer = self.scope
         self.scope = build_scope(node, outer)
         self.visit(node.body)

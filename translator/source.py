@@ -12,6 +12,7 @@ import re
 import tokenize
 from dataclasses import dataclass
 
+from recompat.translator import names
 from recompat.translator.results import TranslateError
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -29,8 +30,9 @@ class Edit:
 class Source:
     """Decoded text of one file plus the bookkeeping to rewrite spans of it."""
 
-    def __init__(self, data: bytes, path: str):
+    def __init__(self, data: bytes, path: str, package: str | None = None):
         self.path = path
+        self.package = package    # the dotted package the file is in, when known: relative imports resolve
         try:
             self.encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except SyntaxError as exc:  # an unknown coding name, or undecodable bytes in the first two lines
@@ -57,7 +59,7 @@ class Source:
 
     def parse(self) -> ast.Module:
         try:
-            return ast.parse(self.text, filename=self.path)
+            return names.resolve_relative_imports(ast.parse(self.text, filename=self.path), self.package)
         except SyntaxError as exc:
             hint = "port it to Python 3 first" if "Missing parentheses" in str(exc.msg) else "fix it, or --exclude the file"
             raise TranslateError(

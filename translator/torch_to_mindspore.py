@@ -38,6 +38,8 @@ def import_markers(mappings: Mappings) -> re.Pattern:
         if len(parts) > 1:
             parent, leaf = re.escape(".".join(parts[:-1])), re.escape(parts[-1])
             alternatives.add(rf"from\s+{parent}\s+import\s+(?:\([^)]*?|[^\n]*?)\b{leaf}\b")
+            # a relative import of it, from inside its own library: `from ..parent import leaf`
+            alternatives.add(rf"from\s+\.+(?:[\w.]*\b{re.escape(parts[-2])})?\s+import\s+(?:\([^)]*?|[^\n]*?)\b{leaf}\b")
     alternatives |= {rf"\.{re.escape(r.api.rsplit('.', 1)[1])}\b" for r in mappings.reported
                      if r.framework == "torch" and r.kind == "method"}
     return re.compile("|".join(sorted(alternatives)).encode())

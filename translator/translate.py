@@ -5,6 +5,7 @@ import ast
 
 from recompat import mappings as _mappings
 from recompat.constants import DIRECTIONS, SCOPES, STYLES   # defined there: `recompat --help` offers them too
+from recompat.translator import names
 from recompat.translator.results import Diagnostic, FileResult, Site, TranslateError
 from recompat.translator.source import Source
 
@@ -17,13 +18,16 @@ __all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateErro
 
 
 def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function",
-                    holders=(), scope: str = "checkpoint", mappings: _mappings.Mappings | None = None) -> FileResult:
+                    holders=(), scope: str = "checkpoint", mappings: _mappings.Mappings | None = None,
+                    package: str | None = None) -> FileResult:
     """Translate one file's bytes. Pure: no I/O. Raises TranslateError for a file it cannot read.
 
     `holders`: attribute names that other files assign torch's checkpoint to (see FileResult.holders);
     calls through `<obj>.<name>(...)` here are then checkpoint calls too.
     `scope`: "model" also translates the core API set (translator/models.py), after the checkpoint sites.
-    `mappings`: the data to translate with (default: the mappings shipped with recompat)."""
+    `mappings`: the data to translate with (default: the mappings shipped with recompat).
+    `package`: the dotted package the file belongs to (`deepspeed.runtime.pipe`), so that its relative imports
+    resolve; None when it is not known."""
     if to not in DIRECTIONS:
         raise ValueError(f"unknown target {to!r}: choose one of {', '.join(DIRECTIONS)}")
     if style not in STYLES:
@@ -31,24 +35,24 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}: choose one of {', '.join(SCOPES)}")
     m = mappings or _mappings.default()
-    result, origin = _checkpoint_sites(data, path, to, style, holders, m)
+    result, origin = _checkpoint_sites(data, path, package, to, style, holders, m)
     if scope == "model" and MODEL_TRIGGERS[to] in (result.new_data or data):
-        _whole_model(data, path, to, result, m, origin)
+        _whole_model(data, path, package, to, result, m, origin)
     return result
 
 
-def _checkpoint_sites(data: bytes, path: str, to: str, style: str, holders, m) -> tuple[FileResult, Origin]:
+def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, style: str, holders, m) -> tuple[FileResult, Origin]:
     """The checkpoint pass: its result, and where each line of its output comes from in `data`."""
     result = FileResult(path)
     if to == "torch":
-        return _to_torch(data, path, m, result)
+        return _to_torch(data, path, package, m, result)
     from recompat.translator.torch_to_mindspore import (
         TorchToMindSpore, import_markers, report_leftovers, settle_imports)
 
     may_use_torch = TRIGGERS[to] in data and import_markers(m).search(data)
     if not (may_use_torch or any(h.encode() in data for h in holders)):
         return result, Origin()
-    src = Source(data, path)
+    src = Source(data, path, package)
     tree = src.parse()
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
@@ -58,12 +62,12 @@ def _checkpoint_sites(data: bytes, path: str, to: str, style: str, holders, m) -
                    lambda s3, t3: report_leftovers(s3, t3, m))
 
 
-def _to_torch(data: bytes, path: str, m, result: FileResult) -> tuple[FileResult, Origin]:
+def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult) -> tuple[FileResult, Origin]:
     from recompat.translator.mindspore_to_torch import MARKERS, MindSporeToTorch, settle_imports
 
     if TRIGGERS["torch"] not in data or not MARKERS.search(data):   # MindSpore's recompute needs MindSpore imported
         return result, Origin()
-    src = Source(data, path)
+    src = Source(data, path, package)
     tree = src.parse()
     tx = MindSporeToTorch(src, tree, m)
     result.sites = tx.run()
@@ -71,13 +75,13 @@ def _to_torch(data: bytes, path: str, m, result: FileResult) -> tuple[FileResult
                    lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten))
 
 
-def _whole_model(data: bytes, path: str, to: str, result: FileResult, m, origin: Origin) -> None:
+def _whole_model(data: bytes, path: str, package: str | None, to: str, result: FileResult, m, origin: Origin) -> None:
     """The core API set, on the checkpoint pass's output; `data` is the original file, `origin` maps the lines of
     that output to it (the sites report lines of the user's file)."""
     from recompat.translator.models import ModelTranslator, add_imports, bound_names, drop_source_imports
 
     current = result.new_data or data
-    src = Source(current, path)
+    src = Source(current, path, package)
     tree = src.parse()
     tx = ModelTranslator(src, tree, m, to)
     sites = tx.run()
@@ -87,12 +91,12 @@ def _whole_model(data: bytes, path: str, to: str, result: FileResult, m, origin:
         return
     taken = tx.kept_roots | (bound_names(tree, tx.frm) - {n for n, _, _ in _source_imports(tree, tx.frm)})
     text, imports = tx.spell(src.result(), taken)
-    src2 = Source(src.encode(text), path)
+    src2 = Source(src.encode(text), path, src.package)
     tree2 = _parse_own_output(src2, path)
     drop_source_imports(src2, tree2, tx.frm, tx.kept_roots)
     add_imports(src2, tree2, imports)
     new = src2.encode(src2.result()) if src2.edited else src2.encode(text)
-    _parse_own_output(Source(new, path), path)
+    _parse_own_output(Source(new, path, package), path)
     result.changed, result.new_data = new != data, (new if new != data else None)
 
 
@@ -118,8 +122,6 @@ class Origin:
 
 
 def _source_imports(tree: ast.Module, frm: str):
-    from recompat.translator import names
-
     return [b for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))
             for b in names.import_bindings(s) if b[1] and (b[1] == frm or b[1].startswith(frm + "."))]
 
@@ -129,14 +131,14 @@ def _finish(data: bytes, src: Source, result: FileResult, settle, report=None) -
     is left to `report` on the settled text (its sites are found there and reported with the user's lines)."""
     path = src.path
     text = src.result() if src.edited else src.text
-    src2 = Source(src.encode(text), path)
+    src2 = Source(src.encode(text), path, src.package)
     settle(src2, _parse_own_output(src2, path))
     stages = [src.line_origins() if src.edited else None]
     if src2.edited:
         text = src2.result()
         stages.append(src2.line_origins())
     if report is not None:
-        src3 = Source(src.encode(text), path)
+        src3 = Source(src.encode(text), path, src.package)
         sites = report(src3, _parse_own_output(src3, path))
         Origin(stages).remap(sites)
         result.sites += sites
@@ -145,7 +147,7 @@ def _finish(data: bytes, src: Source, result: FileResult, settle, report=None) -
             stages.append(src3.line_origins())
     new_data = src.encode(text)
     if src.edited or len(stages) > 1 or new_data != data:
-        _parse_own_output(Source(new_data, path), path)
+        _parse_own_output(Source(new_data, path, src.package), path)
     if new_data != data:
         result.changed, result.new_data = True, new_data
     return result, Origin(stages)
@@ -153,7 +155,7 @@ def _finish(data: bytes, src: Source, result: FileResult, settle, report=None) -
 
 def _parse_own_output(src: Source, path: str) -> ast.Module:
     try:
-        return ast.parse(src.text, filename=path)
+        return names.resolve_relative_imports(ast.parse(src.text, filename=path), src.package)
     except SyntaxError as exc:  # a translator bug: never write such output
         raise TranslateError(
             f"{path}: recompat produced invalid Python at line {exc.lineno} ({exc.msg}); the file was left "
