@@ -315,7 +315,27 @@ def binding_uses(tree: ast.Module, of: set[str]) -> tuple[set[tuple[int, str]], 
                 visit(child, scope)
 
     visit(tree, module)
+    for name in string_annotation_names(tree) & of:   # `Optional["CheckpointWrapper"]` (under TYPE_CHECKING too)
+        used.add((id((module.lookup(name) or module).node), name))
     return used, import_scope
+
+
+def string_annotation_names(tree: ast.Module) -> set[str]:
+    """Names that annotations written as strings read: `x: "Optional[Wrapper]"`, `Optional["Wrapper"]`."""
+    annotations = [a.annotation for n in ast.walk(tree) if isinstance(n, ast.arguments)
+                   for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a is not None]
+    annotations += [n.returns for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    annotations += [n.annotation for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)]
+    found = set()
+    for annotation in filter(None, annotations):
+        for node in ast.walk(annotation):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                try:
+                    parsed = ast.parse(node.value.strip(), mode="eval")
+                except (SyntaxError, ValueError):
+                    continue
+                found |= {n.id for n in ast.walk(parsed) if isinstance(n, ast.Name)}
+    return found
 
 
 class ScopedWalker(ast.NodeVisitor):

@@ -734,7 +734,10 @@ class _Leftovers(names.ScopedWalker, SiteLog):
                           for _, qual, _ in names.import_bindings(stmt) if qual}
 
     def visit_Attribute(self, node):
-        if (api := self._reported_name(node)) is not None:
+        qual = self._qualname(node)
+        if qual is not None and self._entry_api(qual):
+            return                              # stage 1 rewrote or reported it
+        if qual is not None and (api := self.m.reported_api("torch", qual)) is not None:
             return self._report(node, api)     # one report per dotted name
         api = self.m.reported_method("torch", node.attr)
         if api is not None and api.api.split(".")[0] in self.libraries:   # the file uses the method's library
@@ -742,20 +745,21 @@ class _Leftovers(names.ScopedWalker, SiteLog):
         self.generic_visit(node)
 
     def visit_Name(self, node):
-        if (api := self._reported_name(node)) is not None:
+        qual = self._qualname(node)
+        if qual is not None and not self._entry_api(qual) and (api := self.m.reported_api("torch", qual)):
             self._report(node, api)
 
-    def _reported_name(self, node) -> ReportedApi | None:
+    def _qualname(self, node) -> str | None:
         chain = names.attribute_chain(node)
         if not chain or chain[0] not in self.interesting:
             return None
         root = self.scope.qualname(chain[0])
-        if root is None:
-            return None
-        qual = ".".join([root, *chain[1:]])
-        if any(".".join(qual.split(".")[:k]) in self.m.by_torch_name for k in range(1, qual.count(".") + 2)):
-            return None   # an entry's API: stage 1 rewrote or reported it
-        return self.m.reported_api("torch", qual)
+        return ".".join([root, *chain[1:]]) if root else None
+
+    def _entry_api(self, qual: str) -> bool:
+        """Is `qual` an entry's API or under one (stage 1's business)?"""
+        parts = qual.split(".")
+        return any(".".join(parts[:k]) in self.m.by_torch_name for k in range(1, len(parts) + 1))
 
     def _report(self, node, api: ReportedApi) -> None:
         site = self.site(node, api.api)
