@@ -4,8 +4,10 @@ translator, the harness and the reports all use it without an import cycle."""
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import tempfile
+import threading
 
 
 def default_mode() -> int:
@@ -31,10 +33,18 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int | None = 
             mode = os.stat(path).st_mode
         except FileNotFoundError:
             mode = default_mode()
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
-                               suffix=".tmp")
+    # A Ctrl-C after mkstemp made the file but before the try below could remove it would leave it behind:
+    # SIGINT is held off until then, and a pending one is raised inside the try.
+    held = _hold_sigint()
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
+                                   suffix=".tmp")
+    except BaseException:
+        _release_sigint(held)
+        raise
     try:
         with os.fdopen(fd, "wb") as f:
+            _release_sigint(held)
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -45,4 +55,17 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int | None = 
             os.unlink(tmp)
         except OSError:
             pass
+        _release_sigint(held)   # after the unlink: a Ctrl-C still held is raised here, with nothing left behind
         raise
+
+
+def _hold_sigint():
+    """Block SIGINT in this thread (the main one: where Python raises KeyboardInterrupt); the old mask, or None."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _release_sigint(held) -> None:
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)

@@ -11,6 +11,7 @@ Stable order: files are processed and reported in sorted path order whatever ``j
 from __future__ import annotations
 
 import difflib
+import errno
 import fnmatch
 import io
 import json
@@ -143,9 +144,7 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
         if not os.path.lexists(p):
             errors.append(FileResult(p, error=f"{p}: no such file or directory — check the path"))
         elif not os.path.exists(p):
-            target = os.readlink(p)
-            errors.append(FileResult(p, error=f"{p}: dangling symbolic link (its target {target!r} does not exist)"
-                                              " — fix or remove the link"))
+            errors.append(FileResult(p, error=f"{p}: {_broken_link(p)} — fix or remove the link"))
         else:
             roots.append((p, os.path.abspath(p), os.path.isdir(p)))
     if not roots:
@@ -197,6 +196,11 @@ _Item = tuple[str, bytes, str, tuple[str, str], tuple[str, ...]]
 
 def _translate_one(item: _Item) -> FileResult:
     path, data, to, (style, scope), holders = item
+    nul = data.find(b"\0")
+    if nul >= 0:   # Python refuses NUL bytes in source; name the line rather than a parser message without one
+        line = data.count(b"\n", 0, nul) + 1
+        return FileResult(path, error=f"{path}:{line}: contains a NUL byte, so it is not Python source (a binary "
+                                      "file, or one saved as UTF-16?) — save it as UTF-8 text, or --exclude it")
     try:
         return translate_bytes(data, path, to=to, style=style, holders=holders, scope=scope,
                                package=_package_of(path))
@@ -394,6 +398,13 @@ def validate(opts: Options) -> None:
         out = os.path.realpath(opts.output)
         if os.path.exists(opts.output) and not os.path.isdir(opts.output):
             raise UsageError(f"-o {opts.output}: exists and is not a folder — name a folder to mirror the tree into")
+        # Up front, not once per file: every write under a read-only folder would fail the same way.
+        nearest = opts.output
+        while not os.path.exists(nearest) and os.path.dirname(os.path.abspath(nearest)) != os.path.abspath(nearest):
+            nearest = os.path.dirname(os.path.abspath(nearest))
+        if os.path.isdir(nearest) and not os.access(nearest, os.W_OK | os.X_OK):
+            raise UsageError(f"-o {opts.output}: cannot write into {nearest} (permission denied) — make it writable, "
+                             "or name another folder")
         for p in opts.paths:
             if os.path.exists(p) and os.path.realpath(p) == out:
                 raise UsageError(f"-o {opts.output} is the input {p} itself — use --in-place to rewrite files where "
@@ -553,7 +564,7 @@ def _deliver(entries: list[_Entry], failed: list[FileResult], results: dict, ori
             if opts.diff:
                 stdout.write(unified_diff(r.path, old or b"", r.new_data))
         if opts.in_place and changed:
-            _write_in_place(e, r, summary, out)
+            _write_in_place(e, r, old, summary, out)
         elif opts.output is not None:
             if changed:
                 _mirror_write(e, r.new_data, opts, summary, r, out, copied=False)
@@ -563,10 +574,19 @@ def _deliver(entries: list[_Entry], failed: list[FileResult], results: dict, ori
     return ordered, would_change
 
 
+def _broken_link(path: str) -> str:
+    """What is wrong with a symbolic link that cannot be followed: a loop, or a target that is not there."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"symbolic link loop (it leads back to itself through {os.readlink(path)!r})"
+    return f"dangling symbolic link (its target {os.readlink(path)!r} does not exist)"
+
+
 def _read_error(e: _Entry, exc: OSError) -> str:
     if os.path.islink(e.abspath) and not os.path.exists(e.abspath):
-        return (f"{e.display}: dangling symbolic link (its target {os.readlink(e.abspath)!r} does not exist)"
-                " — fix or remove the link, or --exclude it")
+        return f"{e.display}: {_broken_link(e.abspath)} — fix or remove the link, or --exclude it"
     if isinstance(exc, PermissionError):
         return f"{e.display}: cannot read it (permission denied) — make it readable (chmod u+r), or --exclude it"
     if isinstance(exc, IsADirectoryError):
@@ -574,10 +594,15 @@ def _read_error(e: _Entry, exc: OSError) -> str:
     return f"{e.display}: cannot read it ({exc.strerror or exc}) — check the file, or --exclude it"
 
 
-def _write_in_place(e: _Entry, r: FileResult, summary: Summary, out: _Out) -> None:
+def _write_in_place(e: _Entry, r: FileResult, old: bytes | None, summary: Summary, out: _Out) -> None:
     target = os.path.realpath(e.abspath)   # through a symlink: the link stays a link
     try:
         why = _read_only_reason(target)
+        # An edit saved while the file was being translated would be lost under the rewrite of the old text.
+        if why is None and old is not None and not _same_bytes(target, old):
+            if _same_bytes(target, r.new_data):
+                return   # another run wrote this same translation meanwhile
+            why = "it changed on disk while it was being translated; left as it is now — run recompat again"
         if why is None:
             write_atomic(target, r.new_data, os.stat(target).st_mode)
             summary.files_written += 1
