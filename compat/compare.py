@@ -69,7 +69,7 @@ import numpy as np
 
 from recompat.constants import MS_MODES
 
-from .runs import KINDS, RunResult, run_mindspore, run_torch
+from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
 
 # torch.testing.assert_close defaults (torch/testing/_comparison.py, _DTYPE_PRECISIONS)
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -198,6 +198,10 @@ class CompareReport:
         if worst:
             w = max(worst, key=lambda r: r.max_abs_err)
             worst_s = f"; largest abs error {w.max_abs_err:.3g} ({w.name})"
+        # the largest error is taken over finite places only: without this, an all-Inf failure reads "error 0"
+        nonfinite = [r.name for r in self.failures if "non-finite" in r.message]
+        if nonfinite:
+            worst_s += f"; NaN/Inf in {', '.join(nonfinite)}"
         return (
             f"{self.expected} vs {self.actual}: {verdict}, {len(self.rows) - n_fail}/{len(self.rows)} tensors "
             f"within tolerance ({parts}){worst_s}"
@@ -421,6 +425,32 @@ def _to_torch_layout(actual: RunResult, transfer) -> None:
                 actual.tensors[name] = a.reshape(shape)
 
 
+class ModelRunError(RuntimeError):
+    """compare(): one side's model raised while it ran (its forward or backward); the message names the side and
+    the model, the model's own exception is chained (``__cause__``)."""
+
+    def __init__(self, message: str, side: str):
+        super().__init__(message)
+        self.side = side
+
+
+class _side:
+    """Re-raise what a run raises as a ModelRunError naming the side: a bare ValueError from deep inside one of two
+    frameworks does not say which model to look at. MindSporeGraphError already says it, and goes through."""
+
+    def __init__(self, side: str, model, note: str):
+        self.side, self.model, self.note = side, model, note
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        if err is None or not isinstance(err, Exception) or isinstance(err, MindSporeGraphError):
+            return False
+        raise ModelRunError(f"the {self.side} model ({type(self.model).__name__}) raised {type(err).__name__}: "
+                            f"{err} ({self.note}; its traceback is chained above)", self.side) from err
+
+
 def compare(
     torch_model,
     ms_model,
@@ -437,7 +467,8 @@ def compare(
 ) -> CompareReport:
     """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
     with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
-    whose weights cannot be matched is a broken pair, not a numerical difference."""
+    whose weights cannot be matched is a broken pair, not a numerical difference. A model that raises is a
+    ``ModelRunError`` naming the side (GRAPH mode that cannot compile: ``MindSporeGraphError``)."""
     from .weights import transfer_weights
 
     if weights not in ("torch", "mindspore"):
@@ -449,10 +480,20 @@ def compare(
     else:
         transfer = transfer_weights(ms_model, torch_model)
     name_map = dict(transfer.name_map)
-    expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs)
-    actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs)
+    _needs_grad(*_normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
+    with _side("torch", torch_model, "the MindSpore side was not run"):
+        expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs)
+    with _side("MindSpore", ms_model, "the torch side ran"):
+        actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs)
     _to_torch_layout(actual, transfer)
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if not expected.names("output") and not actual.names("output"):
+        # No output tensor: no cotangent, so every gradient is a zero fill and would agree -- a pass proving nothing.
+        report.rows.insert(0, CompareRow(
+            name="output", kind="output", expected_shape=None, actual_shape=None, expected_dtype=None,
+            actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None, within=None, rtol=0.0, atol=0.0,
+            passed=False, message="neither model returned a tensor (None, numbers or strings only), so there is "
+                                  "nothing to compare and no gradient flowed — return the output tensors"))
     report.meta.update({
         "weights": weights,
         "ms_mode": ms_mode,

@@ -17,7 +17,8 @@
 * The outputs (a tensor, nested tuples/lists, dicts) are flattened in a stable order into names:
   ``output``, ``output[0]``, ``output[1].key``. Non-tensor leaves (None, Python numbers) are skipped.
 * The backward is seeded with a fixed random cotangent per *floating* output, drawn in flattening
-  order from ``numpy.random.default_rng(seed).standard_normal(shape)`` and cast to the output's
+  order (a dict's keys sorted, so that two dicts with their keys in another order get the same
+  cotangent per name) from ``numpy.random.default_rng(seed).standard_normal(shape)`` and cast to the output's
   dtype, identical on both sides: ``loss = sum_i (out_i * cot_i).sum()``. Never ones: a softmax
   output summed has zero gradient and would prove nothing.
 * Captured, in this order (``RunResult.tensors`` keeps insertion order; ``RunResult.kinds`` says
@@ -67,6 +68,7 @@ import io
 import json
 import os
 import platform
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -78,7 +80,8 @@ from recompat.constants import MS_MODES
 
 KINDS = ("output", "input-grad", "param-grad", "buffer")
 FORMAT_VERSION = 1
-COTANGENT = "numpy default_rng(seed).standard_normal(shape), one per floating output in flattening order"
+COTANGENT = ("numpy default_rng(seed).standard_normal(shape), one per floating output in flattening order, "
+             "dict keys sorted")
 
 
 class MindSporeGraphError(RuntimeError):
@@ -148,15 +151,44 @@ class RunResult:
 
     @classmethod
     def from_npz(cls, path: str | os.PathLike) -> "RunResult":
+        """Load what :meth:`to_npz` wrote. A missing, damaged or edited pair of files is a ValueError naming the
+        file (a record is replayed on another machine: say which file to record again, not a bare KeyError)."""
         npz, js = cls._paths(path)
-        doc = json.loads(js.read_text())
-        if doc.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{js}: unknown recorded-run format {doc.get('format')!r}")
+        again = "record the run again"
+        try:
+            doc = json.loads(js.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:   # missing, unreadable, truncated or not JSON
+            raise ValueError(f"{js}: cannot read this recorded run ({exc}) — {again}") from exc
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT_VERSION:
+            found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+            raise ValueError(f"{js}: unknown recorded-run format {found!r} (this recompat reads format "
+                             f"{FORMAT_VERSION}) — {again} with this version")
+        columns = [doc.get(k) for k in ("names", "kinds", "dtypes")]
+        if (not isinstance(doc.get("framework"), str) or not isinstance(doc.get("meta", {}), dict)
+                or not all(isinstance(c, list) and all(isinstance(v, str) for v in c) for c in columns)
+                or len({len(c) for c in columns}) != 1):
+            raise ValueError(f"{js}: not a recorded run as recompat writes it (framework, meta, and names, kinds "
+                             f"and dtypes of one length are expected) — the file was edited or damaged; {again}")
         result = cls(framework=doc["framework"], meta=doc.get("meta", {}))
-        with np.load(npz, allow_pickle=False) as data:
-            for i, (name, kind, dtype) in enumerate(zip(doc["names"], doc["kinds"], doc["dtypes"])):
-                result.add(name, kind, data[f"t{i:05d}"], dtype)
+        arrays = load_arrays(npz, again)
+        for i, (name, kind, dtype) in enumerate(zip(*columns)):
+            if f"t{i:05d}" not in arrays:
+                raise ValueError(f"{npz}: holds no array for {name!r} (t{i:05d}), which {js.name} lists — {again}")
+            try:
+                result.add(name, kind, arrays[f"t{i:05d}"], dtype)
+            except ValueError as exc:   # an unknown kind, a name listed twice
+                raise ValueError(f"{js}: {exc} — the file was edited or damaged; {again}") from exc
         return result
+
+
+def load_arrays(path: str | os.PathLike, remedy: str) -> dict[str, np.ndarray]:
+    """Every array of an .npz file; a missing or damaged one is a ValueError naming it, ending with ``remedy``."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{path}: cannot read these recorded arrays ({type(exc).__name__}: {exc}) — {remedy}") \
+            from exc
 
 
 def _json_default(obj):
@@ -230,6 +262,16 @@ class _Cotangents:
         return self.rng.standard_normal(tuple(int(s) for s in shape))
 
 
+def _draw_cotangents(leaves, seed: int, is_float) -> dict[int, np.ndarray]:
+    """{position in ``leaves`` (flatten_outputs' tuples): cotangent} for the floating leaves. Drawn in path order
+    with dict keys sorted: output names pair by name, so a cotangent must follow the name, not the dict's order."""
+    def key(j):
+        return tuple((0, k) if isinstance(k, int) else (1, str(k)) for k in leaves[j][1])
+
+    cot = _Cotangents(seed)
+    return {j: cot.draw(leaves[j][2].shape) for j in sorted(range(len(leaves)), key=key) if is_float(leaves[j][2])}
+
+
 # ----- torch -----------------------------------------------------------------------------------
 def _torch_dtype_name(dtype) -> str:
     return str(dtype).replace("torch.", "")
@@ -287,12 +329,12 @@ def _torch_step(model, values, keys, needs_grad, seed: int, dev, forward_context
         with forward_context() if forward_context else contextlib.nullcontext():
             out = model(**dict(zip(keys, args))) if keys is not None else model(*args)
 
-        cot = _Cotangents(seed)
         loss = None
         leaves = list(flatten_outputs(out, lambda o: isinstance(o, torch.Tensor)))
-        for name, _path, t in leaves:
-            if t.is_floating_point():
-                c = torch.from_numpy(cot.draw(t.shape)).to(device=t.device, dtype=t.dtype)
+        cots = _draw_cotangents(leaves, seed, lambda t: t.is_floating_point())
+        for j, (name, _path, t) in enumerate(leaves):
+            if j in cots:
+                c = torch.from_numpy(cots[j]).to(device=t.device, dtype=t.dtype)
                 if t.requires_grad:
                     term = (t * c).sum()
                     loss = term if loss is None else loss + term
@@ -436,13 +478,14 @@ def _ms_pynative_loss(call, seed: int, forward_context):
     def fn(*a):
         with forward_context() if forward_context else contextlib.nullcontext():
             out = call(*a)
-        cot = _Cotangents(seed)
         loss = None
         captured.clear()
-        for name, _path, t in flatten_outputs(out, lambda o: isinstance(o, Tensor)):
+        leaves = list(flatten_outputs(out, lambda o: isinstance(o, Tensor)))
+        cots = _draw_cotangents(leaves, seed, _ms_is_float)
+        for j, (name, _path, t) in enumerate(leaves):
             captured.append((name, t))
-            if _ms_is_float(t):
-                term = (t * Tensor(cot.draw(t.shape)).astype(t.dtype)).sum()
+            if j in cots:
+                term = (t * Tensor(cots[j]).astype(t.dtype)).sum()
                 loss = term if loss is None else loss + term
         if loss is None:
             loss = Tensor(0.0, ms.float32)
@@ -464,12 +507,9 @@ def _ms_graph_loss(cell, call, args, keys, seed: int):
         p.set_data(Tensor(arr).astype(dt))
     leaves = list(flatten_outputs(probe_out, lambda o: isinstance(o, Tensor)))
     del probe_out
-    cot = _Cotangents(seed)
-    cot_leaves, extra = [], []
-    for j, (_name, _path, t) in enumerate(leaves):
-        if _ms_is_float(t):
-            cot_leaves.append(j)
-            extra.append(Tensor(cot.draw(t.shape)).astype(t.dtype))
+    cots = _draw_cotangents(leaves, seed, _ms_is_float)
+    cot_leaves = sorted(cots)
+    extra = [Tensor(cots[j]).astype(leaves[j][2].dtype) for j in cot_leaves]
     captured = [(name, None) for name, _p, _t in leaves]
     fn = _ms_loss_cell_class()(
         cell, len(args), tuple(keys or ()), tuple(path for _n, path, _t in leaves), tuple(cot_leaves)

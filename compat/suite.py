@@ -52,7 +52,7 @@ from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, TORCH_DEVICES
 from . import zoo
 from .compare import CompareReport, compare_results
 from .memory import MEASURE, SavedTensors
-from .runs import RunResult, run_mindspore, run_torch
+from .runs import RunResult, load_arrays, run_mindspore, run_torch
 from .weights import transfer_weights
 
 CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory")
@@ -346,7 +346,7 @@ def _replayed(directory: Path, case: Case, weights: dict) -> dict[str, RunResult
             continue
         torch_on = path.name[len(_record_stem(case)) + 1:-len(".npz")]
         weights_path = path.with_name(path.name[:-len(".npz")] + ".weights.npz")
-        recorded = dict(np.load(weights_path))
+        recorded = load_arrays(weights_path, "record it again with --recompat-record")
         differing = [k for k in weights if k not in recorded or not np.array_equal(weights[k], recorded[k])]
         if differing:
             return Outcome(case, "failed", f"the recorded torch weights in {weights_path} differ from this "

@@ -28,6 +28,7 @@ Loading this plugin imports neither torch nor MindSpore: pytest runs that do not
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,14 +70,38 @@ def _options(config) -> RecompatOptions:
         raise pytest.UsageError("--recompat-record and --recompat-against exclude each other: record on one "
                                 "machine, compare on another")
     if against and not Path(against).is_dir():
-        raise pytest.UsageError(f"--recompat-against {against}: no such directory (make one with "
+        what = "not a directory" if Path(against).exists() else "no such directory"
+        raise pytest.UsageError(f"--recompat-against {against}: {what} (make one with "
                                 "--recompat-record on the machine with the torch device)")
+    # Up front: found only when the first result is written, a bad path would fail every case, or the run's end.
+    json_path = opt("--recompat-json")
+    if json_path:
+        if Path(json_path).is_dir():
+            raise pytest.UsageError(f"--recompat-json {json_path}: is a directory — name the JSON file to write")
+        _writable("--recompat-json", json_path, Path(json_path).parent)
+    if record:
+        if Path(record).exists() and not Path(record).is_dir():
+            raise pytest.UsageError(f"--recompat-record {record}: exists and is not a directory — name a directory "
+                                    "for the recorded runs")
+        _writable("--recompat-record", record, Path(record))
     return RecompatOptions(
         devices=tuple(dict.fromkeys(opt("--recompat-device") or DEVICES)),
         ms_modes=tuple(dict.fromkeys(opt("--recompat-ms-mode") or MS_MODES)),
         json_path=Path(opt("--recompat-json")) if opt("--recompat-json") else None,
         record_dir=Path(record) if record else None,
         against_dir=Path(against) if against else None)
+
+
+def _writable(option: str, value: str, folder: Path) -> None:
+    """UsageError unless files can be made in ``folder`` (or in the nearest folder above it that exists)."""
+    folder = folder.absolute()
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise pytest.UsageError(f"{option} {value}: {folder} is a file, not a directory — name another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise pytest.UsageError(f"{option} {value}: cannot write into {folder} (permission denied) — make it "
+                                "writable, or name another path")
 
 
 def pytest_configure(config):
@@ -175,6 +200,10 @@ class _Collector:
     def __init__(self, config):
         self.config = config
         self.results: list[dict] = []
+        self.session = None
+
+    def pytest_sessionstart(self, session):
+        self.session = session
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call":
@@ -196,5 +225,12 @@ class _Collector:
             terminalreporter.write_line(catch_rate(hunts))
         path = self.config.getoption("--recompat-json")
         if path:
-            write_json(self.results, path)
+            try:
+                write_json(self.results, path)
+            except OSError as exc:   # checked up front; the disk can still fill up: a line, not an INTERNALERROR
+                terminalreporter.write_line(f"recompat: error: --recompat-json {path}: cannot write it "
+                                            f"({exc.strerror or exc}); the results are not saved", red=True)
+                if self.session is not None and not self.session.exitstatus:
+                    self.session.exitstatus = pytest.ExitCode.INTERNAL_ERROR   # what pytest's run returns
+                return
             terminalreporter.write_line(f"recompat: {len(self.results)} results written to {path}")
