@@ -268,3 +268,22 @@ def test_cell_style_names_every_keyword_the_mark_stands_for():
     messages = [d.message for s in result.sites for d in s.diagnostics]
     assert any("use_reentrant=False, context_fn=ctx, early_stop=True" in m for m in messages), messages
     assert "RC115" in codes(result)   # the context managers must still be MindSpore's
+
+
+def test_model_scope_sites_report_lines_of_the_users_file_after_checkpoint_edits():
+    """The model pass works on the checkpoint pass's output (an import added, lines moved): its sites still name
+    the user's lines."""
+    from recompat.translator.translate import translate_bytes
+
+    source = ("import torch\n"
+              "from torch.utils.checkpoint import checkpoint\n"
+              "from torch.utils.checkpoint import CheckpointPolicy\n"
+              "\n"
+              "\n"
+              "def f(block, x):\n"
+              "    y = checkpoint(block, x, use_reentrant=False)\n"
+              "    return torch.randn(3) + y\n")
+    result = translate_bytes(source.encode(), "m.py", scope="model")
+    randn = [s for s in result.sites if s.api == "torch.randn"]
+    assert [(s.line, d.line) for s in randn for d in s.diagnostics] == [(8, 8)]
+    assert "    return torch.randn(3) + y" in result.new_data.decode()
