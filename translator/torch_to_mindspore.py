@@ -728,10 +728,12 @@ class _Leftovers(names.ScopedWalker, SiteLog):
 
     def __init__(self, src: Source, tree: ast.Module, mappings: Mappings):
         super().__init__()
-        self.src, self.m, self.sites, self.comments = src, mappings, [], set()
-        self.interesting = _interesting(tree, mappings)
-        self.libraries = {qual.split(".")[0] for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
-                          for _, qual, _ in names.import_bindings(stmt) if qual}
+        self.src, self.tree, self.m, self.sites, self.comments = src, tree, mappings, [], set()
+        self.bindings = [(stmt, *b) for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
+                         for b in names.import_bindings(stmt)]   # (statement, name, qualified name, alias)
+        prefixes = _name_prefixes(mappings)
+        self.interesting = {name for _, name, qual, _ in self.bindings if qual in prefixes}
+        self.libraries = {qual.split(".")[0] for _, _, qual, _ in self.bindings if qual}
 
     def visit_Attribute(self, node):
         qual = self._qualname(node)
@@ -768,6 +770,24 @@ class _Leftovers(names.ScopedWalker, SiteLog):
         edits.comment_above(self.src, self.stmt, f"# recompat: RC160 {api.api} left as it is: {api.what['en']}",
                             self.comments)
 
+    def report_imports(self) -> None:
+        """RC161 for each import of a torch checkpoint name that stayed, one `# recompat:` line per statement."""
+        found = []
+        for stmt, name, qual, alias in self.bindings:
+            qual = alias.name if isinstance(stmt, ast.Import) and not alias.asname else qual
+            if qual and (qual in self.m.by_torch_name or self.m.reported_api("torch", qual)):
+                found.append((stmt, name, qual, alias))
+        if not found:
+            return
+        used, import_scope = names.binding_uses(self.tree, {name for _, name, _, _ in found})
+        for stmt, name, qual, alias in found:
+            why = ("code in this file still uses it (see the notes on those lines)"
+                   if (import_scope[id(stmt)], name) in used else "nothing in this file uses it: remove the import")
+            self.diag(self.site(alias, qual), "RC161", api=qual, why=why)
+        for stmt in dict.fromkeys(stmt for stmt, *_ in found):
+            kept = ", ".join(q for s, _, q, _ in found if s is stmt)
+            edits.comment_above(self.src, stmt, f"# recompat: RC161 torch names still imported: {kept}", self.comments)
+
 
 def report_leftovers(src: Source, tree: ast.Module, mappings: Mappings) -> list[Site]:
     """Stage 3, on the settled text: every torch checkpoint name that is still there and that no rule reported is
@@ -775,26 +795,5 @@ def report_leftovers(src: Source, tree: ast.Module, mappings: Mappings) -> list[
     uses of the reported.yaml names (RC160), and the imports that stayed (RC161)."""
     walker = _Leftovers(src, tree, mappings)
     walker.visit(tree)
-    return walker.sites + _report_imports(src, tree, mappings, walker.comments)
-
-
-def _report_imports(src: Source, tree: ast.Module, mappings: Mappings, comments: set) -> list[Site]:
-    log = _Leftovers(src, tree, mappings)
-    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
-    found = []
-    for stmt in imports:
-        for name, qual, alias in names.import_bindings(stmt):
-            qual = alias.name if isinstance(stmt, ast.Import) and not alias.asname else qual
-            if qual and (qual in mappings.by_torch_name or mappings.reported_api("torch", qual)):
-                found.append((stmt, name, qual, alias))
-    if not found:
-        return []
-    used, import_scope = names.binding_uses(tree, {name for _, name, _, _ in found})
-    for stmt, name, qual, alias in found:
-        why = ("code in this file still uses it (see the notes on those lines)"
-               if (import_scope[id(stmt)], name) in used else "nothing in this file uses it: remove the import")
-        log.diag(log.site(alias, qual), "RC161", api=qual, why=why)
-    for stmt in dict.fromkeys(stmt for stmt, *_ in found):
-        kept = ", ".join(q for s, _, q, _ in found if s is stmt)
-        edits.comment_above(src, stmt, f"# recompat: RC161 torch names still imported: {kept}", comments)
-    return log.sites
+    walker.report_imports()
+    return walker.sites
