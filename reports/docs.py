@@ -3,8 +3,9 @@
 One page per mapping entry, in English and Chinese, in the layout of MindSpore's "Differences with torch.X" pages:
 both signatures, the differences in prose, the table ``Categories | Subcategories | PyTorch | MindSpore |
 Difference`` (every parameter of both signatures, with its counterpart and the decision), a paired code example
-and the output both sides print; an index per language; ``mappings.json`` (the same data for programs, and what
-``recompat report`` renders as the mapping report). Markdown is rendered from jinja2 templates, HTML from that
+and the output both sides print; an index per language; a page per language of the names ``reported.yaml`` lists
+(reported, never translated), with what each is and what to write instead; ``mappings.json`` (the same data for
+programs, and what ``recompat report`` renders as the mapping report). Markdown is rendered from jinja2 templates, HTML from that
 Markdown (markdown-it, raw HTML off: text from the mappings is escaped).
 
 Per-entry files that the YAML schema does not hold are found by entry id:
@@ -39,6 +40,9 @@ LANGS = ("en", "zh")
 GUIDES = ("behaviours.md",)              # hand-written pages in docs/ that get an HTML twin
 TEMPLATES = Path(__file__).parent / "templates"
 SIDES = {"torch": "PyTorch", "mindspore": "MindSpore"}
+REPORTED_PAGE = "reported"               # <lang>/reported.md: the names of mappings/reported.yaml
+# what the translator reports a reported.yaml name of each side as: (a use, an import that stays)
+REPORTED_CODES = {"torch": ("RC160", "RC161"), "mindspore": ("RC260", "RC261")}
 
 _TEXT = {
     "en": {
@@ -113,6 +117,19 @@ _TEXT = {
                        "otherwise the description names what differs.",
         "index_head": "| PyTorch API | MindSpore API | Description |",
         "home": "Home",
+        "reported_title": "Names recompat reports but does not translate",
+        "reported_index": "{count} checkpoint and recompute names that no entry translates ({libraries}): "
+                          "[what each one is and what to write instead](reported.md).",
+        "reported_intro": "Checkpoint and recompute names that no mapping entry translates. `recompat translate` "
+                          "leaves every use of one as it is (a call, a value, an `isinstance` check, an enum member, "
+                          "an import), reports it where it appears and puts a `# recompat:` line above it. A name "
+                          "covers every name under it. This page is generated from `mappings/reported.yaml`.",
+        "reported_codes": "`recompat translate --to {target}` reports each use as {use} and each import that "
+                          "stays as {imp}.",
+        "reported_head": "| API | Kind | What it is | Write instead |",
+        "reported_aliases": " (also {names})",
+        "kinds": {"module": "module (every name in it)", "class": "class", "enum": "enum", "function": "function",
+                  "method": "method, matched by name on any object in a file that imports `{module}`"},
     },
     "zh": {
         "title_torch": "比较与{torch}的差异",
@@ -179,6 +196,18 @@ _TEXT = {
                        "“一致”表示参数相同、含义相同;否则说明列出不同之处。",
         "index_head": "| PyTorch API | MindSpore API | 说明 |",
         "home": "首页",
+        "reported_title": "recompat 报告但不翻译的接口",
+        "reported_index": "没有映射条目可翻译的检查点与重计算接口共 {count} 个({libraries}):"
+                          "[各接口的说明与改写方式](reported.md)。",
+        "reported_intro": "这些检查点与重计算接口没有可翻译的映射条目。`recompat translate` 对它们的每处使用"
+                          "(调用、取值、`isinstance` 判断、枚举成员、导入)都保持原样,在所在位置报告,"
+                          "并在上方加一行 `# recompat:` 注释。一个名字涵盖其下的所有名字。本页由 "
+                          "`mappings/reported.yaml` 生成。",
+        "reported_codes": "`recompat translate --to {target}` 把每处使用报告为 {use},把保留下来的导入报告为 {imp}。",
+        "reported_head": "| API | 类别 | 说明 | 改写方式 |",
+        "reported_aliases": "(别名:{names})",
+        "kinds": {"module": "模块(含其中所有名字)", "class": "类", "enum": "枚举", "function": "函数",
+                  "method": "方法:在导入了 `{module}` 的文件中,按名字匹配任意对象上的该方法"},
     },
 }
 
@@ -338,8 +367,12 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
             "related": _related(e, maps.entries),
             "pages": {lang: f"{lang}/{e.id}.md" for lang in LANGS},
         })
+    reported = [{"api": r.api, "aliases": list(r.aliases), "framework": r.framework, "library": r.library,
+                 "kind": r.kind, "what": dict(r.what), "instead": dict(r.instead),
+                 "codes": [c for c in REPORTED_CODES.get(r.framework, ()) if c in maps.diagnostics]}
+                for r in maps.reported]
     return {"kind": "recompat-mappings", "format": 1, "generated_by": MARK.replace("`", ""),
-            "versions": dict(VERSIONS), "entries": entries}
+            "versions": dict(VERSIONS), "entries": entries, "reported": reported}
 
 
 # ------------------------------------------------------------------------------------------------ rendering
@@ -442,9 +475,41 @@ def _index_md(env, doc: dict, lang: str) -> str:
         mine = [e for e in doc["entries"] if e["source"] == source]
         if mine:
             groups.append((t["direction"][source], mine))
+    reported = doc["reported"] and t["reported_index"].format(
+        count=len(doc["reported"]), libraries=t["list_sep"].join(_libraries(doc["reported"])))
     return env.get_template("index.md").render(
-        t=t, lang=lang, groups=groups, mark=MARK,
+        t=t, lang=lang, groups=groups, mark=MARK, reported=reported,
         intro=t["index_intro"].format(torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]))
+
+
+def _libraries(reported: list[dict]) -> list[str]:
+    return list(dict.fromkeys(r["library"] for r in reported))
+
+
+def _reported_row(r: dict, lang: str) -> dict:
+    t = _TEXT[lang]
+    aliases = t["list_sep"].join(f"`{a}`" for a in r["aliases"])
+    return dict(api=f"`{r['api']}`" + (t["reported_aliases"].format(names=aliases) if aliases else ""),
+                kind=t["kinds"].get(r["kind"], r["kind"]).format(module=r["api"].split(".")[0]),
+                what=r["what"][lang], instead=r["instead"][lang])
+
+
+def _reported_md(env, doc: dict, lang: str) -> str:
+    """The page of reported.yaml's names: by framework, then by library, in the order the YAML lists them."""
+    t = _TEXT[lang]
+    frameworks = []
+    for side in SIDES:
+        mine = [r for r in doc["reported"] if r["framework"] == side]
+        if not mine:
+            continue
+        libraries = [(library, [_reported_row(r, lang) for r in mine if r["library"] == library])
+                     for library in _libraries(mine)]
+        use, imp = REPORTED_CODES[side]
+        codes = ""
+        if mine[0]["codes"] == [use, imp]:   # named only once diagnostics.yaml defines both
+            codes = t["reported_codes"].format(target="mindspore" if side == "torch" else "torch", use=use, imp=imp)
+        frameworks.append(dict(name=SIDES[side], libraries=libraries, codes=codes))
+    return env.get_template("reported.md").render(t=t, mark=MARK, frameworks=frameworks)
 
 
 _MD_LINK = re.compile(r"^(?![a-z][a-z0-9+.-]*:)([^#?]*?)\.md(#.*)?$", re.I)
@@ -487,11 +552,15 @@ def build(maps=None, *, mappings_folder: Path | None = None, guides_from: Path |
     doc = model(maps, mappings_folder=mappings_folder)
     env = _md_env()
     by_id = {e["id"]: e for e in doc["entries"]}
+    if REPORTED_PAGE in by_id:
+        raise ReportError(f"an entry's id is {REPORTED_PAGE!r}, the name of the page of reported.yaml: rename it")
     files: dict[str, str] = {}
     for lang in LANGS:
         for e in doc["entries"]:
             files[f"{lang}/{e['id']}.md"] = _page_md(env, e, by_id, lang)
         files[f"{lang}/index.md"] = _index_md(env, doc, lang)
+        if doc["reported"]:
+            files[f"{lang}/{REPORTED_PAGE}.md"] = _reported_md(env, doc, lang)
     guides_root = guides_from if guides_from is not None else repo_docs()
     guides = {}   # name -> its text, for the hand-written pages there are
     for name in GUIDES:
@@ -499,7 +568,8 @@ def build(maps=None, *, mappings_folder: Path | None = None, guides_from: Path |
         if src and src.is_file():
             guides[name] = src.read_text(encoding="utf-8")
     files["index.md"] = env.get_template("home.md").render(
-        t=_TEXT["en"], mark=MARK, versions=VERSIONS, guides=[(name, _title(text)) for name, text in guides.items()])
+        t=_TEXT["en"], zh=_TEXT["zh"], mark=MARK, versions=VERSIONS, reported=bool(doc["reported"]),
+        reported_page=REPORTED_PAGE, guides=[(name, _title(text)) for name, text in guides.items()])
     for path in list(files):
         lang = path.split("/")[0] if "/" in path else "en"
         files[path[:-3] + ".html"] = _to_html(files[path], _title(files[path]), "zh-CN" if lang == "zh" else "en")
@@ -585,7 +655,11 @@ def run(output: str | None, check_only: bool, stdout=None, stderr=None) -> int:
     except mapping_data.MappingError as exc:
         say(f"error: {exc}")
         return 2
-    files = build(maps)
+    try:
+        files = build(maps)
+    except ReportError as exc:
+        say(f"error: {exc}")
+        return 2
     if check_only:
         diffs = check(root, files)
         for line in diffs:

@@ -101,7 +101,7 @@ def test_every_entry_has_a_page_and_an_index_row_that_links_it(built, lang):
         assert f"]({e.id}.md)" in index_md, f"{lang}/index.md does not link {e.id}"
         assert f'href="{e.id}.html"' in index_html, f"{lang}/index.html does not link {e.id}.html"
     head = docs._TEXT[lang]["index_head"]
-    rows = [r for section in index_md.split("\n## ")[1:] for r in _table(section, head)]
+    rows = [r for section in index_md.split("\n## ")[1:] if head in section for r in _table(section, head)]
     assert len(rows) == len(ENTRIES)
     assert all(r[2].startswith((docs._TEXT[lang]["consistent"], docs._TEXT[lang]["differs"][:3])) for r in rows)
 
@@ -223,6 +223,104 @@ entries:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html
     assert "**stars**" in html, "Markdown in mapping text shows as written"
     assert r"\<script\>" in files["en/zz_new_api.md"]
+
+
+# ------------------------------------------------------------------------------- names reported, not translated
+
+def _html_text(text: str) -> str:
+    """Plain text as markdown-it writes it into HTML."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _reported_yaml_copy(tmp_path, extra: str | None = None, without_reported: bool = False) -> Path:
+    folder = tmp_path / "mappings"
+    folder.mkdir()
+    for p in mappings.HERE.glob("*.yaml"):
+        if not (without_reported and p.name == "reported.yaml"):
+            shutil.copy(p, folder / p.name)
+    if extra:
+        (folder / "zz_reported.yaml").write_text(extra, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("lang", docs.LANGS)
+def test_every_reported_name_is_shown_with_what_it_is_and_what_to_write_instead(built, lang):
+    reported = mappings.default().reported
+    assert reported, "mappings/reported.yaml lists names"
+    md, html = built[f"{lang}/reported.md"], built[f"{lang}/reported.html"]
+    title = docs._TEXT[lang]["reported_title"]
+    assert md.splitlines()[1] == f"# {title}"
+    assert f"## {title}" in built[f"{lang}/index.md"] and "](reported.md)" in built[f"{lang}/index.md"]
+    assert 'href="reported.html"' in built[f"{lang}/index.html"]
+    assert f"]({lang}/reported.md)" in built["index.md"]
+    rows = [r for section in md.split("\n### ")[1:] for r in _table(section, docs._TEXT[lang]["reported_head"])]
+    assert len(rows) == len(reported)
+    for r, row in zip(reported, rows):
+        assert row[0].startswith(f"`{r.api}`") and all(f"`{a}`" in row[0] for a in r.aliases), r.api
+        assert row[2] == docs.md_inline(r.what[lang]) and row[3] == docs.md_inline(r.instead[lang]), r.api
+        assert _html_text(r.what[lang]) in html and _html_text(r.instead[lang]) in html, r.api
+        assert f"<code>{r.api}</code>" in html
+    assert "RC160" in md and "RC161" in md, "the page says which codes the translator reports"
+    deepspeed = next(r for r in reported if r.library == "DeepSpeed")
+    section = md.split("\n### DeepSpeed\n")[1].split("\n### ")[0]
+    assert f"`{deepspeed.api}`" in section, "rows are grouped by library"
+
+
+def test_mappings_json_holds_the_reported_names(built):
+    import json
+
+    doc = json.loads(built["mappings.json"])
+    assert [(r["api"], r["framework"], r["library"], r["kind"]) for r in doc["reported"]] == \
+        [(r.api, r.framework, r.library, r.kind) for r in mappings.default().reported]
+    first = doc["reported"][0]
+    assert set(first["what"]) == set(first["instead"]) == set(docs.LANGS)
+    assert all(r["codes"] == ["RC160", "RC161"] for r in doc["reported"] if r["framework"] == "torch")
+
+
+def test_a_new_reported_name_appears_without_code_changes(tmp_path):
+    folder = _reported_yaml_copy(tmp_path, extra='''\
+reported:
+  - api: lightning.fabric.zz_checkpoint
+    aliases: [lightning.fabric.zz_checkpoint_alias]
+    framework: torch
+    library: Lightning Fabric
+    kind: function
+    what: {en: "a <new> torch_name with **kwargs", zh: "新的 <检查点> 函数"}
+    instead: {en: "write `mindspore.recompute(block, *args)` | by hand", zh: "改写为 mindspore.recompute(block, *args)"}
+  - api: mindspore.zz_recompute_helper
+    framework: mindspore
+    library: MindSpore
+    kind: function
+    what: {en: "MindSpore's new helper", zh: "MindSpore 的新辅助函数"}
+    instead: {en: "port it to torch.utils.checkpoint by hand", zh: "请手工迁移到 torch.utils.checkpoint"}
+''')
+    files = {k: v.decode("utf-8") for k, v in docs.build(mappings_folder=folder).items()}
+    for lang in docs.LANGS:
+        md = files[f"{lang}/reported.md"]
+        fabric = md.split("\n### Lightning Fabric\n")[1].split("\n##")[0]
+        row = _table(fabric, docs._TEXT[lang]["reported_head"])[0]
+        assert row[0].startswith("`lightning.fabric.zz_checkpoint`") and "`lightning.fabric.zz_checkpoint_alias`" in row[0]
+        assert row[1] == docs._TEXT[lang]["kinds"]["function"]
+        assert row[2] == docs.md_inline({"en": "a <new> torch_name with **kwargs", "zh": "新的 <检查点> 函数"}[lang])
+        mindspore_part = md.split("\n## MindSpore\n")[1]
+        assert "\n### MindSpore\n" in mindspore_part and "`mindspore.zz_recompute_helper`" in mindspore_part
+        assert "`mindspore.zz_recompute_helper`" not in md.split("\n## MindSpore\n")[0], "grouped by framework"
+        assert "Lightning Fabric" in files[f"{lang}/index.md"]
+    en = files["en/reported.md"]
+    assert r"a \<new\> torch_name with \*\*kwargs" in en and r"`mindspore.recompute(block, *args)` \| by hand" in en
+    html = files["en/reported.html"]
+    assert "a &lt;new&gt; torch_name with **kwargs" in html and "<new>" not in html
+    import json
+
+    names = [r["api"] for r in json.loads(files["mappings.json"])["reported"]]
+    assert names[-2:] == ["lightning.fabric.zz_checkpoint", "mindspore.zz_recompute_helper"]
+
+
+def test_no_reported_names_means_no_page_and_no_link(tmp_path):
+    files = {k: v.decode("utf-8") for k, v in docs.build(mappings_folder=_reported_yaml_copy(
+        tmp_path, without_reported=True)).items()}
+    assert not any("reported." in path for path in files)
+    assert all("reported.md" not in files[page] for page in ("index.md", "en/index.md", "zh/index.md"))
 
 
 # ------------------------------------------------------------------------------------------------- examples
