@@ -300,7 +300,8 @@ SNIPPETS = {
                 self.block = checkpoint_wrapper(Block(), checkpoint_fn=f, checkpoint_impl=CheckpointImpl.REENTRANT)
                 self.drop = nn.Dropout(0.1)
                 mark(self.block, x=1)
-                apply_activation_checkpointing(self, checkpoint_wrapper_fn=w, check_fn=is_block, auto_wrap_policy=p)
+                apply_activation_checkpointing(self, checkpoint_wrapper_fn=w, check_fn=is_block, auto_wrap_policy=None)
+                apply_activation_checkpointing(self, auto_wrap_policy=p)
 
             def forward(self, x, flag, kw, seq):
                 x = checkpoint(self._inner, x, preserve_rng_state=False, determinism_check="none", context_fn=c)

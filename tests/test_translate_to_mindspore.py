@@ -287,3 +287,24 @@ def test_model_scope_sites_report_lines_of_the_users_file_after_checkpoint_edits
     randn = [s for s in result.sites if s.api == "torch.randn"]
     assert [(s.line, d.line) for s in randn for d in s.diagnostics] == [(8, 8)]
     assert "    return torch.randn(3) + y" in result.new_data.decode()
+
+
+def test_a_diagnostic_quoting_source_of_several_lines_is_one_short_line():
+    src = textwrap.dedent("""\
+        from torch.utils.checkpoint import checkpoint
+
+
+        def f(block, x):
+            return checkpoint(block, x, use_reentrant=False, mask=make_mask(
+                x.shape[0],
+                x.shape[1],
+                fill=float("-inf"),
+                device=x.device,
+            ))
+    """)
+    result = translate_bytes(src.encode(), "m.py")
+    carried = next(d for s in result.sites for d in s.diagnostics if d.code == "RC116")
+    assert "\n" not in carried.message
+    assert carried.message.startswith("mask=make_mask( x.shape[0], x.shape[1],")
+    assert carried.message.split(" carried over")[0].endswith("...")
+    assert len(carried.message) < 100

@@ -136,6 +136,9 @@ class _Walker(names.ScopedWalker):
 
     def visit_Assign(self, node):
         self.generic_visit(node)
+        if (isinstance(node.targets[0], ast.Name) and len(node.targets) == 1
+                and self.tx.wrapper_partial(node.value, self.scope) is not None):
+            self.tx.wrapper_partials[node.targets[0].id] = node.value
         if len(node.targets) == 1 and _holder_key(node.targets[0]) is not None:
             held = self._held_checkpoint(node.value)
             if held is not None:
@@ -186,6 +189,7 @@ class TorchToMindSpore(SiteLog):
         # _gradient_checkpointing_func is set in a base class, called in every model file)
         self.holders: dict[str, Holder] = {"." + a: Holder(reentrant="dynamic") for a in external_holders}
         self.own_holders: list[str] = []
+        self.wrapper_partials: dict[str, ast.Call] = {}   # name -> functools.partial(checkpoint_wrapper, ...)
         self.api_roots: set = set()   # (name, what it is bound to) the API uses start with: ("th", "torch")
         self.sites: list[Site] = []
         self.support: list[Entry] = []
@@ -222,6 +226,14 @@ class TorchToMindSpore(SiteLog):
                 return chain[0], entry
         return None
 
+    def wrapper_partial(self, node, scope: names.Scope) -> Entry | None:
+        """The wrapper entry when `node` is functools.partial(<a mark_cell entry's API>, ...)."""
+        if isinstance(node, ast.Call) and node.args and self.qualname(node.func, scope) == PARTIAL:
+            entry = self.apis.get(self.qualname(node.args[0], scope))
+            if entry is not None and entry.rule == "mark_cell":
+                return entry
+        return None
+
     # -- stage 1 ---------------------------------------------------------------------------
 
     def run(self) -> list[Site]:
@@ -232,16 +244,20 @@ class TorchToMindSpore(SiteLog):
             if chain:
                 self.api_roots.add((chain[0], ev.scope.qualname(chain[0])))
         cell_style = self._cell_style_plan() if self.style == "cell" else {}
+        given = (self._argument(ev.node, ev.entry, ev.entry.role("wrapper_fn"))
+                 for ev in self.events if ev.kind == "call" and ev.entry.rule == "mark_tree")
+        self.wrapper_fn_args = {id(node) for node in given if node is not None}   # each decided by its call
         for ev in self.events:
-            if ev.kind == "ref" and id(ev.node) in walker.handled:
-                continue
+            if ev.kind == "ref" and (id(ev.node) in walker.handled or id(ev.node) in self.wrapper_fn_args):
+                continue   # the call it is in, or the apply_activation_checkpointing it is passed to, decides it
             if ev.kind == "holder_call":
                 holder = self.holders.get(ev.holder)
                 if holder is None or (ev.holder.startswith(".") and not isinstance(ev.node.func, ast.Attribute)):
                     continue
                 self._holder_call(ev, holder)
             elif ev.kind == "partial":
-                self._partial(ev)
+                if id(ev.node) not in self.wrapper_fn_args:   # else the apply_activation_checkpointing it is in
+                    self._partial(ev)
             elif ev.kind == "ref":
                 self._reference(ev)
 
@@ -336,10 +352,26 @@ class TorchToMindSpore(SiteLog):
                 added.append(f"{param.mindspore}={new_value}")
                 self.diag(site, code, name=param.mindspore, value=new_value, why=param.why or "")
         remove_arguments(self.src, call, dropped)
-        if added:
+        splat = next((kw for kw in call.keywords if kw.arg is None), None)
+        if added and splat is not None:
+            self._merge_under(splat, added, site)
+        elif added:
             last = max((n for n in [*call.args, *call.keywords] if n not in dropped),
                        key=lambda n: (n.end_lineno, n.end_col_offset))
             self.src.insert(self.src.end(last), "".join(f", {text}" for text in added))
+
+    def _merge_under(self, splat: ast.keyword, added: list[str], site: Site) -> None:
+        """Keywords to add to a call that also passes `**mapping`: the mapping may hold them, and a keyword given
+        twice is a TypeError, so they become defaults the mapping overrides: `**{"k": v, **mapping}`."""
+        value = self.src.segment(splat)[2:].lstrip()   # with the parentheses it may have
+        if value == self.src.segment(splat.value) and not isinstance(
+                splat.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Dict)):
+            value = f"({value})"
+        defaults = ", ".join('"{}": {}'.format(*text.split("=", 1)) for text in added)
+        self.src.replace(self.src.start(splat), self.src.end(splat), f"**{{{defaults}, **{value}}}")
+        caveat = (f"; if it holds {self.reentrant_kw}=True, the block must be a Cell"
+                  if any(text.startswith(f"{self.reentrant_kw}=") for text in added) else "")
+        self.diag(site, "RC119", keywords=", ".join(added), value=self.src.segment(splat.value), caveat=caveat)
 
     @staticmethod
     def _decision(param: Param, reentrant) -> tuple[str, str | None, str | None]:
@@ -371,11 +403,44 @@ class TorchToMindSpore(SiteLog):
         return False
 
     def _mark(self, site: Site, options: list[str]) -> str:
-        """`recompute(...)` marking a Cell with these options (the non-reentrant form gets its settings)."""
+        """`recompute(...)` marking a Cell with these options (the non-reentrant form gets the settings that
+        the options do not give)."""
         if self.non_reentrant in options:
-            options = [*options, *self._non_reentrant_settings()]
+            given = {o.split("=", 1)[0] for o in options}
+            options = [*options, *(s for s in self._non_reentrant_settings() if s.split("=", 1)[0] not in given)]
         self._dropout_note(site, reentrant_mark=self.non_reentrant not in options)
         return f"recompute({', '.join(o for o in options if o != self.reentrant)})"
+
+    def _forwarded(self, site: Site, kw: ast.keyword, reentrant: bool) -> str | None:
+        """A keyword that a mark form passes on to torch's checkpoint, decided as the function form decides it, as
+        a recompute() option; None when Cell.recompute() cannot take it (dropped, with a diagnostic)."""
+        param = self.checkpoint.param(kw.arg)
+        value = self.src.segment(kw.value)
+        note = functools.partial(self.diag, site)
+        if param is None or param.role == "reentrancy":
+            note("RC133", name=kw.arg, value=value, why="torch's checkpoint takes no such keyword here")
+            return None
+        action, code, new_value = self._decision(param, reentrant)
+        if action == "set":
+            if value != new_value:
+                note(code, name=param.mindspore, value=new_value, why=param.why or "")
+            return f"{param.mindspore}={new_value}"
+        if action in ("keep", "rename") and param.mindspore in self._mark_keywords:
+            if code:
+                note(code, name=kw.arg, value=value, why=param.why or "")
+            return f"{param.mindspore}={value}"
+        if action == "drop" and code:
+            note(code, name=kw.arg, value=value, why=param.why or "")
+        else:
+            note("RC133", name=kw.arg, value=value, why=f"Cell.recompute() takes no {param.mindspore}")
+        return None
+
+    @functools.cached_property
+    def _mark_keywords(self) -> set[str]:
+        """The keywords Cell.recompute() takes, from its recorded signature."""
+        from recompat.mappings import signature_arguments
+        a = signature_arguments(self.m.entry("checkpoint_wrapper").mindspore["signature"])
+        return {x.arg for x in (*a.args, *a.kwonlyargs)}
 
     def _default_impl(self, entry: Entry) -> list[str]:
         """The options of torch's default checkpoint_impl, as recompute() options."""
@@ -508,25 +573,9 @@ class TorchToMindSpore(SiteLog):
         if not (is_assign or is_expr):
             return self.manual(ev, site, "only `x = ...(module)` statements can become module.recompute()")
         module = self.src.render_node(call.args[0])
-        options = []
-        for kw in call.keywords:
-            param = entry.param(kw.arg or f"**{self.src.segment(kw.value)}") or next(
-                (p for p in entry.params if p.torch and p.torch.startswith("**")), None)
-            value = self.src.segment(kw.value)
-            if param is not None and param.values:
-                mapped = next((v for k, v in param.values.items() if value.endswith(k)), None)
-                if mapped is None:
-                    return self.manual(ev, site, f"{kw.arg}={value} is not a literal CheckpointImpl")
-                options.append(f"{param.mindspore}={mapped}")
-                self.diag(site, param.code, name=kw.arg, value=value, why=param.why or "")
-            else:
-                self.diag(site, "RC133", name=kw.arg or "**", value=value,
-                          why=param.why if param else "no MindSpore counterpart")
-        impl = entry.role("implementation")
-        if impl and not any(k.arg == impl.torch for k in call.keywords):
-            options += self._default_impl(entry)
-        for extra in call.args[1:]:
-            self.diag(site, "RC133", name="argument", value=self.src.segment(extra), why="no MindSpore counterpart")
+        options = self._wrapper_options(site, entry, call, call.args[1:])
+        if isinstance(options, str):
+            return self.manual(ev, site, options)
         indent = self.src.indent(stmt.lineno)
         mark = self._mark(site, options)
         if is_assign:
@@ -539,6 +588,44 @@ class TorchToMindSpore(SiteLog):
         code = "RC130" if entry.form == "wrapper" else "RC132"   # a wrapper's parameter names lose a prefix
         self.diag(site, code, source=entry.torch["api"].rsplit(".", 1)[1], module=target)
 
+    def _wrapper_options(self, site: Site, entry: Entry, call: ast.Call, positional: list) -> list[str] | str:
+        """The recompute() options that a checkpoint_wrapper / composable checkpoint call (or a functools.partial
+        of one: `positional` are the arguments after the module) asks for; a str says why they cannot be told."""
+        splat = next((kw for kw in call.keywords if kw.arg is None), None)
+        if splat is not None:
+            return f"**{self.src.segment(splat.value)} may hold options the mark must fix"
+        impl = entry.role("implementation")
+        chosen = next((kw.value for kw in call.keywords if impl and kw.arg == impl.torch), None)
+        if impl and chosen is None and entry.position(impl) - 1 < len(positional):
+            chosen = positional[entry.position(impl) - 1]
+        if chosen is None:
+            options = self._default_impl(entry) if impl else []
+        else:
+            value = self.src.segment(chosen)
+            mapped = next((v for k, v in impl.values.items() if value.endswith(k)), None)
+            if mapped is None:
+                return f"{impl.torch}={value} is not a literal CheckpointImpl"
+            options = [f"{impl.mindspore}={mapped}"]
+            self.diag(site, impl.code, name=impl.torch, value=value, why=impl.why or "")
+        reentrant = self.non_reentrant not in options
+        for k, extra in enumerate(positional, start=1):
+            param = next((p for p in entry.params if entry.position(p) == k), None)
+            if param is None or param is not impl:
+                self.diag(site, "RC133", name=param.torch if param else "argument", value=self.src.segment(extra),
+                          why=param.why if param else "no MindSpore counterpart")
+        forwarded = []
+        for kw in call.keywords:
+            param = entry.param(kw.arg)
+            if param is None:    # into **checkpoint_fn_kwargs / **kwargs: torch's checkpoint gets it
+                forwarded.append(kw)
+            elif param is not impl:
+                self.diag(site, "RC133", name=kw.arg, value=self.src.segment(kw.value), why=param.why or "")
+        if not impl and any(kw.arg == self.context_kw for kw in forwarded):
+            # torch's composable form is always non-reentrant; the plain mark keeps dropout masks (RC150), so it
+            # is used unless context_fn is given, which MindSpore's reentrant form ignores
+            options, reentrant = [self.non_reentrant], False
+        return options + [o for kw in forwarded if (o := self._forwarded(site, kw, reentrant)) is not None]
+
     @staticmethod
     def _argument(call: ast.Call, entry: Entry, param) -> ast.AST | None:
         """The value passed for `param`: positionally where its recorded signature puts it, or by keyword."""
@@ -546,6 +633,30 @@ class TorchToMindSpore(SiteLog):
         if k is not None and k < len(call.args):
             return call.args[k]
         return next((kw.value for kw in call.keywords if kw.arg == param.torch), None)
+
+    def _wrapper_fn_options(self, ev: Event, site: Site, wrapper: Entry, given) -> list[str] | str:
+        """The recompute() options for the cells apply_activation_checkpointing wraps with `given` (its
+        checkpoint_wrapper_fn): the wrapper itself or a functools.partial of it, written there or bound to a name;
+        anything else is dropped with a note, and the cells are marked as torch's default wrapper would wrap them
+        (so a later checkpoint_wrapper on the same Cell agrees: MindSpore refuses to switch reentrancy).
+        A str says why the options cannot be told."""
+        default = self._default_impl(wrapper)
+        if given is None or self.qualname(given, ev.scope) in wrapper.torch_names:
+            return default
+        partial = self.wrapper_fn_partial(given, ev.scope)
+        if partial is None:
+            param = ev.entry.role("wrapper_fn")
+            self.diag(site, "RC133", name=param.torch, value=self.src.segment(given), why=param.why or "")
+            return default
+        if len(partial.args) > 1:
+            return f"{self.src.segment(given)} binds positional arguments of {self.src.segment(partial.args[0])}"
+        return self._wrapper_options(site, self.apis[self.qualname(partial.args[0], ev.scope)], partial, [])
+
+    def wrapper_fn_partial(self, node, scope: names.Scope) -> ast.Call | None:
+        """functools.partial(checkpoint_wrapper, ...) when `node` is one or a name bound to one."""
+        if isinstance(node, ast.Name):
+            return self.wrapper_partials.get(node.id)
+        return node if self.wrapper_partial(node, scope) is not None else None
 
     @RULES.register("mark_tree")
     def _mark_tree(self, ev: Event, _plan) -> None:
@@ -559,13 +670,27 @@ class TorchToMindSpore(SiteLog):
         if model is None or names.attribute_chain(model) is None:
             return self.manual(ev, site, "the model is not a plain name or attribute")
         check = self._argument(call, entry, check_fn)
-        for k, arg in enumerate(call.args):   # anything but the model and the filter: no counterpart
-            if k not in (entry.position(module), entry.position(check_fn)):
+        policy = entry.role("wrap_policy")
+        splat = next((kw for kw in call.keywords if kw.arg is None), None)
+        if splat is not None:
+            return self.manual(ev, site, f"**{self.src.segment(splat.value)} may hold {check_fn.torch} or "
+                                         f"{policy.torch}, filters that a loop written here cannot see")
+        chosen = self._argument(call, entry, policy)
+        if chosen is not None and not (isinstance(chosen, ast.Constant) and chosen.value is None):
+            return self.manual(ev, site, f"{policy.torch}={self.src.segment(chosen)} chooses the modules, "
+                                         f"and it has no MindSpore counterpart: express the choice as {check_fn.torch}")
+        decided = (module, check_fn, wrapper_fn, policy)   # a policy here is None (dropped: torch's default)
+        for k, arg in enumerate(call.args):   # anything else: no counterpart
+            if k not in (entry.position(p) for p in decided):
                 param = next((p for p in entry.params if entry.position(p) == k), None)
                 self.diag(site, "RC133", name=param.torch if param else "argument", value=self.src.segment(arg),
                           why=param.why if param else "no MindSpore counterpart")
+        wrapper = self.m.entry(wrapper_fn.torch_default)
+        options = self._wrapper_fn_options(ev, site, wrapper, self._argument(call, entry, wrapper_fn))
+        if isinstance(options, str):
+            return self.manual(ev, site, options)
         for kw in call.keywords:
-            if kw.arg not in (module.torch, check_fn.torch):
+            if kw.arg not in (p.torch for p in decided):
                 param = entry.param(kw.arg)
                 self.diag(site, "RC133", name=kw.arg, value=self.src.segment(kw.value),
                           why=param.why if param else "no MindSpore counterpart")
@@ -577,15 +702,15 @@ class TorchToMindSpore(SiteLog):
                 check_text = f"({check_text})"
             condition += f" and {check_text}(cell)"
         indent = self.src.indent(stmt.lineno)
-        # each matching Cell is marked as torch's default checkpoint_wrapper_fn would wrap it (so a later
-        # checkpoint_wrapper on the same Cell agrees with it: MindSpore refuses to switch reentrancy)
-        wrapper = self.m.entry(wrapper_fn.torch_default)
-        mark = self._mark(site, self._default_impl(wrapper))
+        mark = self._mark(site, options)
         text = (f"for _, cell in {m}.cells_and_names():\n"
                 f"{indent}    if {condition}:\n"
                 f"{indent}        cell.{mark}")
         self.src.replace_node(stmt, text)
-        self.diag(site, "RC131", model=m, mark=mark)
+        given = self._argument(call, entry, wrapper_fn)
+        told = given is not None and self.wrapper_fn_partial(given, ev.scope) is not None
+        self.diag(site, "RC131", model=m, mark=mark, filter=f" that {check_fn.torch} accepts" if check else "",
+                  wrapper=self.src.segment(given) if told else f"torch's default {wrapper_fn.torch} (non-reentrant)")
 
     # -- --style cell ------------------------------------------------------------------------
 

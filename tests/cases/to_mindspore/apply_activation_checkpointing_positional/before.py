@@ -6,5 +6,5 @@ def is_block(module):
     return module.__class__.__name__ == "Block"
 
 
-def enable(model, policy):
-    apply_activation_checkpointing(model, checkpoint_wrapper, is_block, policy)
+def enable(model):
+    apply_activation_checkpointing(model, checkpoint_wrapper, is_block, None)
