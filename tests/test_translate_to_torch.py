@@ -168,6 +168,44 @@ def test_mark_options_on_the_composable_form(mark, expected, expected_codes):
         def f(args):
             return mindspore.recompute(*args)
     """, "first argument"),
+    # the spelling of older releases: False turns recompute off, a run-time mode is not known
+    ("""\
+        from mindspore import nn
+
+
+        def build():
+            block = nn.Dense(2, 2)
+            block.recompute_(False)
+            return nn.SequentialCell([block])
+    """, "mode=False turns recompute off"),
+    ("""\
+        from mindspore import nn
+
+
+        def build(enable):
+            block = nn.Dense(2, 2)
+            block.recompute_(mode=enable)
+            return nn.SequentialCell([block])
+    """, "mode=enable is decided at run time"),
+    ("""\
+        from mindspore import nn
+
+
+        def build():
+            block = nn.Dense(2, 2)
+            block.recompute_(True, output_recompute=True)
+            return nn.SequentialCell([block])
+    """, "recompute_ takes mode only"),
+    # mode is the older spelling's flag, not an option of Cell.recompute
+    ("""\
+        from mindspore import nn
+
+
+        def build():
+            block = nn.Dense(2, 2)
+            block.recompute(mode=True)
+            return nn.SequentialCell([block])
+    """, "mode is not a Cell.recompute option"),
 ])
 def test_what_cannot_be_converted_stays_with_a_comment(code, why):
     result, out = to_torch(code)
@@ -218,6 +256,44 @@ def test_what_cannot_be_converted_stays_with_a_comment(code, why):
     import mindspore
     # mindspore.recompute(self.block, x)
     HELP = "call layer.recompute() in __init__"
+    """,
+    # a Cell's own method named recompute, called on self and on an instance held in an attribute
+    """\
+    from mindspore import nn
+
+
+    class Helper:
+        def recompute(self, block):
+            return block
+
+
+    class Model(nn.Cell):
+        def __init__(self, block):
+            super().__init__()
+            self.helper = Helper()
+            self.recompute(block)
+            self.helper.recompute(block)
+
+        def recompute(self, block):
+            return self.helper.recompute(block)
+    """,
+    # inherited from a class of this file; and the older spelling as a method of the project's own
+    """\
+    import mindspore
+
+
+    class Base:
+        def recompute(self, x):
+            return x
+
+        def recompute_(self):
+            return 0
+
+
+    class Child(Base):
+        def run(self):
+            Child().recompute(1)
+            return self.recompute(2) + self.recompute_()
     """,
 ])
 def test_what_is_not_mindspores_is_left_alone(code):

@@ -4,8 +4,12 @@
 * A mark, `x.recompute(...)` on a Cell or an operator: where the class shows every use of `self.x` and each is a
   call, the mark goes and each call is checkpointed; elsewhere (a block built in a loop and put in a
   SequentialCell) a Cell is marked in place with torch's composable `checkpoint(x)`, which keeps parameter names.
-* Only MindSpore's: a `recompute` of an object whose type the file shows to be something else is not a site;
-  one whose type the file does not show is a manual site when the file uses MindSpore (RC290).
+* The spelling of older releases, `x.recompute_(mode=True)` (`older` in recompute.yaml), is read as the mark it
+  stands for: mode True or left out marks as `recompute()` does (RC262); False, which turns recompute off, and a
+  mode decided at run time are left to the user (RC290).
+* Only MindSpore's: a `recompute` of an object whose type the file shows to be something else is not a site, nor
+  one whose class in this file defines its own `recompute`; one whose type the file does not show is a manual
+  site when the file uses MindSpore (RC290).
 
 Every decision is a diagnostic on its site; stage 2 (imports) is shared with the other direction (edits.py).
 """
@@ -16,7 +20,7 @@ import functools
 import re
 
 from recompat.mappings import Entry, Mappings
-from recompat.translator import edits, names
+from recompat.translator import edits, leftovers, names
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
 from recompat.translator.sites import SiteLog, literal_flag
@@ -26,7 +30,14 @@ CELL, PRIMITIVE, OTHER, UNKNOWN = "cell", "primitive", "other", "unknown"
 # The rules a `source: mindspore` entry names: the function form (on calls), marks whose calls get checkpointed.
 RULES = Rules("MindSpore -> torch recompute sites")
 
-MARKERS = re.compile(rb"\bmindspore\b")
+
+
+@functools.lru_cache(maxsize=None)
+def import_markers(mappings: Mappings) -> re.Pattern:
+    """Words one of which a file using a MindSpore recompute name must contain: the root module of each (mindspore,
+    and the libraries of the reported names, such as mindformers). Derived from the mappings, not listed by hand."""
+    roots = {n.split(".")[0] for n in leftovers.side_names(mappings, "mindspore")}
+    return re.compile(rb"\b(?:" + "|".join(sorted(map(re.escape, roots))).encode() + rb")\b")
 
 
 class _Walker(names.ScopedWalker):
@@ -45,7 +56,7 @@ class _Walker(names.ScopedWalker):
             tx.calls.append((node, tx.apis[qual], *where))
         elif qual is None and (shadowed := tx.shadowed(node.func, self.scope)) is not None:
             tx.shadowed_calls.append((node, shadowed, *where))
-        elif (isinstance(node.func, ast.Attribute) and node.func.attr == "recompute"
+        elif (isinstance(node.func, ast.Attribute) and node.func.attr in tx.mark_methods
               and not (qual or "").startswith("mindspore")):
             tx.marks.append((node, *where))
 
@@ -63,6 +74,11 @@ class MindSporeToTorch(SiteLog):
         self.reentrant_kw = self.function_entry.role("reentrancy").mindspore     # MindSpore's name
         self.torch_reentrant_kw = self.function_entry.role("reentrancy").torch   # torch's
         self.composable = mappings.entry("composable_checkpoint").written("torch")
+        # The method names of a mark: each mark entry's own, and the spellings of older releases (`older`), which
+        # name the entry they stand for.
+        marks = (self.cell_entry, self.primitive_entry)
+        self.older = {n.rsplit(".", 1)[1]: (n, e) for e in marks for n in e.mindspore.get("older", ())}
+        self.mark_methods = {n.rsplit(".", 1)[1] for e in marks for n in e.source_names} | set(self.older)
         # What builds a Cell, an operator (from frameworks.yaml). torch's modules count as Cells: a file half
         # translated (torch -> MindSpore -> torch) holds torch modules marked with recompute().
         frameworks = mappings.frameworks.values()
@@ -316,15 +332,20 @@ class MindSporeToTorch(SiteLog):
         return plans
 
     def _mark(self, mark: ast.Call, scope, stmt, cls, func, plans: dict) -> None:
-        if not self.uses_mindspore:
+        if not self.uses_mindspore or self._own_method(mark, cls, func):
             return
         kind = self._receiver_kind(mark, scope, cls, func)
         if kind == OTHER:
             return
         target = self.src.segment(mark.func.value)
         entry = self.primitive_entry if kind == PRIMITIVE else self.cell_entry
-        site = self.site(mark, entry.mindspore["api"])
+        api = entry.mindspore["api"]
+        if mark.func.attr in self.older:
+            api, entry = self.older[mark.func.attr]
+        site = self.site(mark, api)
         leave = functools.partial(self._leave_mark, site, mark, stmt)
+        if kind == PRIMITIVE and entry is not self.primitive_entry:
+            return leave(f"{target} is an operator, and {api} is a Cell's")
         if kind == UNKNOWN:
             return leave(f"this file does not show that {target} is a Cell or an operator")
         if not (isinstance(stmt, ast.Expr) and stmt.value is mark):
@@ -361,6 +382,8 @@ class MindSporeToTorch(SiteLog):
 
     def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:
         """torch keyword -> value text for the checkpoint calls, or why the mark cannot be converted."""
+        if mark.func.attr in self.older:
+            return self._older_mark(site, mark, entry)
         if entry is self.primitive_entry:
             flag = entry.role("mark").mindspore
             mode = mark.args[0] if mark.args else next((k.value for k in mark.keywords if k.arg == flag), None)
@@ -376,7 +399,7 @@ class MindSporeToTorch(SiteLog):
                 return f"its options come from **{self.src.segment(kw.value)}"
             param = entry.param(kw.arg)
             value = self.src.segment(kw.value)
-            if param is None:
+            if param is None or param.role == "mark":   # a mark row is the older spelling's flag
                 return f"{kw.arg} is not a Cell.recompute option (MindSpore raises ValueError)"
             if param.action == "drop":
                 if param.parallel:
@@ -393,6 +416,49 @@ class MindSporeToTorch(SiteLog):
         if forced:
             options[self.torch_reentrant_kw] = "False"
         return options
+
+    def _older_mark(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:
+        """`x.recompute_(mode)`, the spelling of older releases: mode True (or left out) marks the Cell as
+        `x.recompute()` does; anything else is why it stays."""
+        method, flag = mark.func.attr, entry.role("mark").mindspore
+        if len(mark.args) > 1 or any(k.arg != flag for k in mark.keywords):
+            return f"{method} takes {flag} only"
+        mode = mark.args[0] if mark.args else next((k.value for k in mark.keywords if k.arg == flag), None)
+        if isinstance(mode, ast.Constant) and mode.value is False:
+            return (f"{flag}={self.src.segment(mode)} turns recompute off for the Cell and marks nothing; torch has no "
+                    "mark to turn off: delete the call (and, if it undoes a mark, the checkpoint that mark became)")
+        if mode is not None and not (isinstance(mode, ast.Constant) and mode.value is True):
+            return (f"{flag}={self.src.segment(mode)} is decided at run time: True marks the Cell (torch: checkpoint "
+                    "its calls), False turns recompute off")
+        self.diag(site, "RC262", target=self.src.segment(mark.func.value), method=method,
+                  args=", ".join(self.src.segment(a) for a in [*mark.args, *mark.keywords]))
+        return {}
+
+    def _own_method(self, mark: ast.Call, cls, func) -> bool:
+        """Is the receiver an instance of this file's classes, each of which defines (or inherits from a class of
+        this file) a method of the mark's name? Then the call is that method, not MindSpore's mark."""
+        receiver, method = mark.func.value, mark.func.attr
+        if isinstance(receiver, ast.Name) and receiver.id == "self" and cls is not None:
+            classes = [cls.name]
+        else:
+            if names._is_self_attr(receiver) and cls is not None:
+                values = self._assignments(cls, ("self", receiver.attr))
+            elif isinstance(receiver, ast.Name):
+                values = self._assignments(func or self.tree, receiver.id)
+            else:
+                values = [receiver]
+            classes = [v.func.id if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) else None
+                       for v in values]
+        return bool(classes) and all(c is not None and self._defines(c, method) for c in classes)
+
+    def _defines(self, name: str, method: str, seen=()) -> bool:
+        """Does this file's class `name`, or one of its bases in this file, define `method`?"""
+        cls = self._classes.get(name)
+        if cls is None or name in seen:
+            return False
+        if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == method for s in cls.body):
+            return True
+        return any(isinstance(b, ast.Name) and self._defines(b.id, method, (*seen, name)) for b in cls.bases)
 
     def _checkpoint_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, calls: list, options: dict,
                           kind: str) -> None:
@@ -432,7 +498,7 @@ class MindSporeToTorch(SiteLog):
 def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, needed: set[str], ms_names: set[str]) -> None:
     """Remove imports of mindspore.recompute (and `import mindspore` where only rewritten sites used it) that
     nothing uses any more; add the torch imports the new code uses."""
-    apis = set(mappings.by_mindspore_name) & {"mindspore.recompute"}
+    apis = set(mappings.entry("recompute").source_names)
     module = names.build_scope(tree, None)
     exact = {module.qualname(n) for n in ms_names} - {None}
     edits.settle_imports(src, tree, modules=apis, exact=exact, additions=[(m, None) for m in sorted(needed)])

@@ -13,7 +13,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from recompat.mappings import Entry, Mappings, Param, ReportedApi
+from recompat.mappings import Entry, Mappings, Param
 from recompat.translator import edits, names
 from recompat.translator.edits import remove_arguments
 from recompat.translator.results import Site
@@ -846,79 +846,3 @@ def _support_position(src: Source, tree: ast.Module) -> int:
                 isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)):
             last = stmt
     return src.line_end(last.end_lineno) if last is not None else edits.after_imports(src, tree)
-
-
-class _Leftovers(names.ScopedWalker, SiteLog):
-    """Stage 3's walk over the settled text: the reported.yaml names still used, each reported where it is."""
-
-    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings):
-        super().__init__()
-        self.src, self.tree, self.m, self.sites, self.comments = src, tree, mappings, [], set()
-        self.bindings = [(stmt, *b) for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
-                         for b in names.import_bindings(stmt)]   # (statement, name, qualified name, alias)
-        prefixes = _name_prefixes(mappings)
-        self.interesting = {name for _, name, qual, _ in self.bindings if qual in prefixes}
-        self.libraries = {qual.split(".")[0] for _, _, qual, _ in self.bindings if qual}
-
-    def visit_Attribute(self, node):
-        qual = self._qualname(node)
-        if qual is not None and self._entry_api(qual):
-            return                              # stage 1 rewrote or reported it
-        if qual is not None and (api := self.m.reported_api("torch", qual)) is not None:
-            return self._report(node, api)     # one report per dotted name
-        api = self.m.reported_method("torch", node.attr)
-        if api is not None and api.api.split(".")[0] in self.libraries:   # the file uses the method's library
-            self._report(node, api)
-        self.generic_visit(node)
-
-    def visit_Name(self, node):
-        qual = self._qualname(node)
-        if qual is not None and not self._entry_api(qual) and (api := self.m.reported_api("torch", qual)):
-            self._report(node, api)
-
-    def _qualname(self, node) -> str | None:
-        chain = names.attribute_chain(node)
-        if not chain or chain[0] not in self.interesting:
-            return None
-        root = self.scope.qualname(chain[0])
-        return ".".join([root, *chain[1:]]) if root else None
-
-    def _entry_api(self, qual: str) -> bool:
-        """Is `qual` an entry's API or under one (stage 1's business)?"""
-        parts = qual.split(".")
-        return any(".".join(parts[:k]) in self.m.by_torch_name for k in range(1, len(parts) + 1))
-
-    def _report(self, node, api: ReportedApi) -> None:
-        site = self.site(node, api.api)
-        self.diag(site, "RC160", api=self.src.segment(node) if api.kind == "method" else api.api,
-                  what=api.what["en"], library=api.library, instead=api.instead["en"])
-        edits.comment_above(self.src, self.stmt, f"# recompat: RC160 {api.api} left as it is: {api.what['en']}",
-                            self.comments)
-
-    def report_imports(self) -> None:
-        """RC161 for each import of a torch checkpoint name that stayed, one `# recompat:` line per statement."""
-        found = []
-        for stmt, name, qual, alias in self.bindings:
-            qual = alias.name if isinstance(stmt, ast.Import) and not alias.asname else qual
-            if qual and (qual in self.m.by_torch_name or self.m.reported_api("torch", qual)):
-                found.append((stmt, name, qual, alias))
-        if not found:
-            return
-        used, import_scope = names.binding_uses(self.tree, {name for _, name, _, _ in found})
-        for stmt, name, qual, alias in found:
-            why = ("code in this file still uses it (see the notes on those lines)"
-                   if (import_scope[id(stmt)], name) in used else "nothing in this file uses it: remove the import")
-            self.diag(self.site(alias, qual), "RC161", api=qual, why=why)
-        for stmt in dict.fromkeys(stmt for stmt, *_ in found):
-            kept = ", ".join(q for s, _, q, _ in found if s is stmt)
-            edits.comment_above(self.src, stmt, f"# recompat: RC161 torch names still imported: {kept}", self.comments)
-
-
-def report_leftovers(src: Source, tree: ast.Module, mappings: Mappings) -> list[Site]:
-    """Stage 3, on the settled text: every torch checkpoint name that is still there and that no rule reported is
-    reported where it is, with a `# recompat:` line above its statement, so no torch reference stays unmarked:
-    uses of the reported.yaml names (RC160), and the imports that stayed (RC161)."""
-    walker = _Leftovers(src, tree, mappings)
-    walker.visit(tree)
-    walker.report_imports()
-    return walker.sites

@@ -46,8 +46,8 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     result = FileResult(path)
     if to == "torch":
         return _to_torch(data, path, package, m, result)
-    from recompat.translator.torch_to_mindspore import (
-        TorchToMindSpore, import_markers, report_leftovers, settle_imports)
+    from recompat.translator.leftovers import report_leftovers
+    from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
 
     may_use_torch = TRIGGERS[to] in data and import_markers(m).search(data)
     if not (may_use_torch or any(h.encode() in data for h in holders)):
@@ -59,20 +59,22 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     result.holders = sorted(set(tx.own_holders))
     return _finish(data, src, result,
                    lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support, tx.api_roots),
-                   lambda s3, t3: report_leftovers(s3, t3, m))
+                   lambda s3, t3: report_leftovers(s3, t3, m, "torch"))
 
 
 def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult) -> tuple[FileResult, Origin]:
-    from recompat.translator.mindspore_to_torch import MARKERS, MindSporeToTorch, settle_imports
+    from recompat.translator.leftovers import report_leftovers
+    from recompat.translator.mindspore_to_torch import MindSporeToTorch, import_markers, settle_imports
 
-    if TRIGGERS["torch"] not in data or not MARKERS.search(data):   # MindSpore's recompute needs MindSpore imported
+    if TRIGGERS["torch"] not in data or not import_markers(m).search(data):   # its names need their library imported
         return result, Origin()
     src = Source(data, path, package)
     tree = src.parse()
     tx = MindSporeToTorch(src, tree, m)
     result.sites = tx.run()
     return _finish(data, src, result,
-                   lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten))
+                   lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten),
+                   lambda s3, t3: report_leftovers(s3, t3, m, "mindspore"))
 
 
 def _whole_model(data: bytes, path: str, package: str | None, to: str, result: FileResult, m, origin: Origin) -> None:

@@ -1,4 +1,5 @@
 try:
+    # recompat: RC261 MindSpore names still imported: mindspore.recompute
     from mindspore import recompute
 except ImportError:
     recompute = None
