@@ -140,7 +140,31 @@ def test_a_symlink_loop_given_as_the_path(tmp_path):
     assert "symbolic link loop" in line and "fix or remove the link" in line, line
 
 
+def test_a_symlinked_folder_in_a_tree_is_named_not_skipped_silently(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "model.py").write_text(SRC)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "linked").symlink_to(tmp_path / "real")
+    r = recompat("translate", tree, "--check")
+    assert r.returncode == 0, r.stderr
+    warning = next(line for line in r.stderr.splitlines() if "linked" in line)
+    assert "symlinked folder, not followed" in warning and "pass it as a path" in warning, warning
+    r = recompat("translate", tree / "linked", "--check")   # as the message says
+    assert r.returncode == 1 and "1 changed" in r.stderr, r.stderr
+
+
 # --- encodings, line endings, odd but valid files: translated, the rest byte for byte ----------------------------
+
+def test_a_byte_order_mark_with_a_coding_line_for_another_encoding(tmp_path):
+    path = tmp_path / "model.py"
+    path.write_bytes(b"\xef\xbb\xbf# -*- coding: latin-1 -*-\n" + SRC.encode())
+    r = recompat("translate", path, "--in-place")
+    assert r.returncode == 2
+    line = error_line(r.stderr, path)
+    assert "byte-order mark" in line and "remove the coding line or the byte-order mark" in line, line
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf# -*- coding: latin-1")
+
 
 def test_latin1_with_a_coding_line_keeps_its_encoding_byte_for_byte(tmp_path):
     """The same text declared latin-1 and declared UTF-8 translates to the same text: only the edits differ from

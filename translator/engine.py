@@ -178,6 +178,10 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
                     continue
                 if out_real is not None and os.path.realpath(os.path.join(dirpath, d)) == out_real:
                     continue   # never walk into the output folder
+                if os.path.islink(os.path.join(dirpath, d)):   # it may lead out of the tree, or in a circle
+                    notices.append(f"recompat: warning: {os.path.join(display, rel_dir + d)}: a symlinked folder,"
+                                   " not followed — pass it as a path of its own to translate it")
+                    continue
                 keep.append(d)
             dirnames[:] = sorted(keep)
             for f in filenames:

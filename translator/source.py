@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import codecs
 import io
 import re
 import tokenize
@@ -38,6 +39,10 @@ class Source:
         except SyntaxError as exc:  # an unknown coding name, or undecodable bytes in the first two lines
             self.encoding = "utf-8"
             self._decode(data)
+            if data.startswith(codecs.BOM_UTF8) and "encoding problem" in str(exc):
+                raise TranslateError(f"{path}: starts with a UTF-8 byte-order mark but its coding line declares "
+                                     "another encoding, so Python refuses it — remove the coding line or the "
+                                     "byte-order mark") from None
             raise TranslateError(f"{path}: {exc}: declare a known encoding or save the file as UTF-8") from None
         self.text = self._decode(data)
         if self.encoding == "utf-8-sig" and self.text.startswith("\ufeff"):
