@@ -551,6 +551,10 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
         if e.id in first:
             raise MappingError(f"{where[id(e)]}/id: entry ids defined twice: {e.id} (also at {where[id(first[e.id])]})")
         first[e.id] = e
+        listed = [n for side in ("torch", "mindspore") for n in e.names(side) if n in reported]
+        if listed:
+            raise MappingError(f"{where[id(e)]}: {', '.join(listed)} is translated by entry {e.id} and also listed "
+                               f"in reported.yaml as a name no entry translates: remove it there")
     for e in entries:
         for k, p in enumerate(e.params):
             for key, code in p.codes:

@@ -67,6 +67,9 @@ _TEXT = {
                          "the norm of each parameter's gradient. The tests run both and require this output from "
                          "each.",
         "both_print": "Both print:",
+        "no_example_library": "No paired example: {library} is not installed with recompat, so nothing here runs "
+                              "its side. The translation is pinned by the before/after cases in `tests/cases/`, and "
+                              "the recorded signature is checked against {library}'s own sources.",
         "no_example": "No paired example yet: add `mappings/examples/{id}/torch_example.py` and "
                       "`mindspore_example.py`.",
         "model_intro": "The {source} model is hand-written; the {target} model is what `recompat translate --scope "
@@ -151,6 +154,8 @@ _TEXT = {
         "example_intro": "两段程序用相同的固定权重(不使用随机数)构建同一个网络,在重计算下执行一次前向和反向,"
                          "并打印损失、输入的梯度以及每个参数梯度的范数。测试会运行这两段程序,并要求二者都输出下面的结果。",
         "both_print": "两者的输出相同:",
+        "no_example_library": "无成对示例:recompat 不安装 {library},这里无法运行它的一侧。译法由 `tests/cases/` 中的"
+                              "前后对照用例固定,记录的签名按 {library} 自己的源码核对。",
         "no_example": "暂无成对示例:请添加 `mappings/examples/{id}/torch_example.py` 与 `mindspore_example.py`。",
         "model_intro": "{source} 模型为手写;{target} 模型是 `recompat translate --scope model` 的翻译结果"
                        "(由 `recompat prove` 生成)。差分测试(`recompat.compat.compare`)构建两个模型,"
@@ -349,7 +354,7 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
             "id": e.id, "source": e.source, "rule": e.rule,
             "direction": {"torch": "torch-to-mindspore", "mindspore": "mindspore-to-torch"}.get(e.source, "both-ways"),
             "torch": {"api": e.torch["api"], "aliases": list(e.torch.get("aliases", ())),
-                      "signature": e.torch["signature"]},
+                      "signature": e.torch["signature"], "library": e.torch.get("library")},
             "mindspore": {"api": e.mindspore["api"], "aliases": list(e.mindspore.get("aliases", ())),
                           "signature": e.mindspore["signature"]},
             "title": {lang: _TEXT[lang]["title_mindspore" if e.source == "mindspore" else "title_torch"].format(
@@ -457,6 +462,8 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
     if model_example:
         missing = t["no_model_example"].format(id=e["id"], source=f"{source}_example.py",
                                                target=f"{target}_example.py")
+    elif e["torch"].get("library"):
+        missing = t["no_example_library"].format(library=e["torch"]["library"], id=e["id"])
     else:
         missing = t["no_example"].format(id=e["id"])
     return env.get_template("page.md").render(

@@ -21,7 +21,9 @@ from recompat.reports import docs, signatures
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRIES = mappings.default().entries
-SCRIPTED = [e for e in ENTRIES if e.rule not in mappings.CORE_RULES]   # script examples; the core set's: test_model_examples.py
+# script examples; the core set's: test_model_examples.py. A third-party library's API (`library:`) has none: the
+# library is not installed here (its page says so; tests/test_sweep.py checks its signature against its sources)
+SCRIPTED = [e for e in ENTRIES if e.rule not in mappings.CORE_RULES and not e.torch.get("library")]
 
 
 @pytest.fixture(scope="module")
@@ -228,8 +230,9 @@ entries:
 # ------------------------------------------------------------------------------- names reported, not translated
 
 def _html_text(text: str) -> str:
-    """Plain text as markdown-it writes it into HTML."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    """Text as markdown-it writes it into HTML (`code` spans included)."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped)
 
 
 def _reported_yaml_copy(tmp_path, extra: str | None = None, without_reported: bool = False) -> Path:
@@ -342,3 +345,12 @@ def test_paired_example_prints_the_same_numbers_on_both_sides(built, entry):
                                         "`recompat prove` and commit")
     for lang in docs.LANGS:
         assert printed_torch.rstrip() in built[f"{lang}/{entry.id}.md"]
+
+
+def test_a_third_party_entry_page_says_why_it_has_no_example(built):
+    third_party = [e for e in ENTRIES if e.torch.get("library")]
+    assert third_party
+    for e in third_party:
+        for lang in docs.LANGS:
+            page = built[f"{lang}/{e.id}.md"]
+            assert e.torch["library"] in page and "tests/cases/" in page, (lang, e.id)

@@ -124,6 +124,44 @@ def test_no_import_the_code_still_uses_is_removed(swept):
         assert not still_used, f"{f['path']}: imports removed although the code still uses {sorted(still_used)}"
 
 
+def _defined_signature(package: Path, api: str) -> ast.arguments | None:
+    """The parameters of the function `api` names, read from the downloaded sources of its library."""
+    parts = api.split(".")
+    folder = package.parent.joinpath(*parts[:-1])
+    for path in (folder.with_suffix(".py"), folder / "__init__.py"):
+        if path.is_file():
+            for node in ast.parse(path.read_bytes()).body:
+                if isinstance(node, ast.FunctionDef) and node.name == parts[-1]:
+                    return node.args
+    return None
+
+
+def _shape(args: ast.arguments) -> list[str]:
+    return [*(a.arg for a in args.posonlyargs + args.args), f"*{args.vararg.arg}" if args.vararg else "",
+            *(a.arg for a in args.kwonlyargs), f"**{args.kwarg.arg}" if args.kwarg else ""]
+
+
+def test_third_party_entries_record_the_librarys_own_signature(swept):
+    """A mappings entry for a third-party API (`library:`) records the parameters its library defines; the
+    drift test cannot see them (the library is not installed), so they are read from the downloaded sources."""
+    from recompat import mappings
+
+    tree, _, _ = swept
+    checked = 0
+    for entry in mappings.default().entries:
+        if not entry.torch.get("library") or entry.torch["api"].split(".")[0] != tree.name:
+            continue
+        recorded = _shape(mappings.signature_arguments(entry.torch["signature"]))
+        for api in entry.names("torch"):
+            found = _defined_signature(tree, api)
+            if found is not None:
+                assert _shape(found) == recorded, f"{entry.id}: {api} is defined as {_shape(found)}"
+                checked += 1
+    entries = [e for e in mappings.default().entries if e.torch.get("library")
+               and e.torch["api"].split(".")[0] == tree.name]
+    assert checked >= len(entries), f"the definitions of {[e.id for e in entries]} were not all found in {tree}"
+
+
 # -- the oracle itself can fail ------------------------------------------------------------------------------
 
 def test_the_scan_finds_references_in_any_position_relative_imports_included(tmp_path):

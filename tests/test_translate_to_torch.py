@@ -425,3 +425,11 @@ def test_cli_refuses_style_cell_with_to_torch(tmp_path, capsys):
     (tmp_path / "net.py").write_text(textwrap.dedent(SEED))
     assert main(["translate", str(tmp_path), "--to", "torch", "--style", "cell", "--check"]) == 2
     assert "--style cell shapes MindSpore output only" in capsys.readouterr().err
+
+
+def test_a_file_whose_only_recompute_name_is_capitalised_is_read():
+    """The trigger word is matched in any case: TransformerRecomputeConfig alone is reported (RC260, RC261)."""
+    src = ("from mindformers.modules.transformer import TransformerRecomputeConfig\n\n"
+           "config = TransformerRecomputeConfig(True)\n")
+    result = translate_bytes(src.encode(), "model.py", to="torch")
+    assert [d.code for s in result.sites for d in s.diagnostics] == ["RC260", "RC261"]

@@ -526,7 +526,7 @@ def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, 
             continue
         n_lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         summary.lines += n_lines
-        if trigger in data:
+        if trigger.search(data):
             originals[e.display] = data
             todo.append((e.display, data, opts.to, (opts.style, opts.scope), ()))
         else:

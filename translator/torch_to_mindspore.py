@@ -13,7 +13,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from recompat.mappings import Entry, Mappings, Param
+from recompat.mappings import Entry, Mappings, Param, same
 from recompat.translator import edits, names
 from recompat.translator.edits import remove_arguments
 from recompat.translator.results import Site
@@ -316,16 +316,37 @@ class TorchToMindSpore(SiteLog):
 
     # -- keywords --------------------------------------------------------------------------
 
-    def _keywords(self, call: ast.Call, entry: Entry, site: Site, reentrant, skip=(), add=(),
-                  add_missing: bool = True) -> None:
-        """Apply each keyword's mapping decision (keep / rename / set / drop) in place, then append the
-        keywords in `add` and (with add_missing) the `set` ones the call lacks."""
+    def _positional_drops(self, call: ast.Call, entry: Entry, site: Site) -> list | str:
+        """The positional arguments whose parameter is dropped (Megatron's distribute_saved_activations), each
+        with its diagnostic; a str says why they cannot be told apart from the block's inputs."""
         dropped = []
+        for param in entry.params:
+            k = entry.position(param)
+            if not k or param.action != "drop":
+                continue
+            if k >= len(call.args) or any(isinstance(a, ast.Starred) for a in call.args[:k + 1]):
+                return f"its {param.torch} argument cannot be told apart from the block's inputs"
+            value = self.src.segment(call.args[k])
+            does_nothing = param.torch_default is not None and same(value, param.torch_default)
+            self.diag(site, "RC113" if does_nothing else param.code, name=param.torch, value=value,
+                      why=param.why or "")
+            dropped.append(call.args[k])
+        return dropped
+
+    def _keywords(self, call: ast.Call, entry: Entry, site: Site, reentrant, skip=(), add=(),
+                  add_missing: bool = True, drop=()) -> None:
+        """Apply each keyword's mapping decision (keep / rename / set / drop) in place, then append the
+        keywords in `add` and (with add_missing) the `set` ones the call lacks. `drop`: arguments already
+        decided to go."""
+        dropped = list(drop)
         for kw in call.keywords:
             if kw.arg in skip:
                 continue
             if kw.arg is None:
-                self.diag(site, "RC114", value=self.src.segment(kw.value))
+                splat = next((p for p in entry.params if p.torch and p.torch.startswith("**")), None)
+                if splat is not None and splat.code:   # torch's checkpoint takes its own keys from it
+                    self.diag(site, splat.code, name=splat.torch, value=self.src.segment(kw.value),
+                              why=splat.why or "")
                 continue
             param = entry.param(kw.arg)
             if param is None:   # the function's own keyword argument: passed through on both sides
@@ -449,10 +470,12 @@ class TorchToMindSpore(SiteLog):
 
     # -- rules -----------------------------------------------------------------------------
 
-    def _reentrancy(self, ev: Event, site: Site, call: ast.Call, is_cell, add: list, override=None) -> object:
+    def _reentrancy(self, ev: Event, site: Site, call: ast.Call, is_cell, add: list, keyword: str | None,
+                    override=None) -> object:
         """Decide MindSpore's use_reentrant for a recompute call; returns what MindSpore will use.
-        A keyword the call needs is appended to `add`."""
-        kw = next((k for k in call.keywords if k.arg == self.reentrant_kw), None)
+        A keyword the call needs is appended to `add`. `keyword`: the API's reentrancy keyword (None: it has
+        none, and `override` is what it does)."""
+        kw = next((k for k in call.keywords if keyword and k.arg == keyword), None)
         torch_value = override if kw is None and override is not None else (
             literal_flag(kw.value) if kw is not None else True)
         what = self.src.segment(call.args[0]) if call.args else "the callable"
@@ -486,10 +509,17 @@ class TorchToMindSpore(SiteLog):
         plan = cell_style.get(id(call))
         if plan is not None:
             return self._as_cell_call(ev, site, plan)
+        dropped = self._positional_drops(call, entry, site)
+        if isinstance(dropped, str):
+            return self.manual(ev, site, dropped)
         block, is_cell = self._callable(ev, site, call.args[0])
         add = []
-        reentrant = self._reentrancy(ev, site, call, is_cell, add)
-        self._keywords(call, entry, site, reentrant, skip=(self.reentrant_kw,), add=add)
+        role = entry.role("reentrancy")
+        fixed = None if role.torch else literal_flag(ast.parse(role.torch_default, mode="eval").body)
+        reentrant = self._reentrancy(ev, site, call, is_cell, add, role.torch, override=fixed)
+        if fixed is False:   # an API that is always non-reentrant: nothing on the call says so
+            add.append(self.non_reentrant)
+        self._keywords(call, entry, site, reentrant, skip=(role.torch,), add=add, drop=dropped)
         target = self.ms_name("recompute")
         self.src.replace_node(call.func, target)
         self.diag(site, "RC100", source=entry.torch["api"], target=target)
@@ -519,7 +549,7 @@ class TorchToMindSpore(SiteLog):
             return self.manual(ev, site, "the function is not passed as the first positional argument")
         _, is_cell = self._callable(ev, site, call.args[0])
         add = []
-        reentrant = self._reentrancy(ev, site, call, is_cell, add, override=holder.reentrant)
+        reentrant = self._reentrancy(ev, site, call, is_cell, add, self.reentrant_kw, override=holder.reentrant)
         # The call's keywords override the partial's, so they are decided for the reentrancy the call
         # ends up with; the settings that reentrancy needs are in the partial already when it fixes the same.
         self._keywords(call, self.checkpoint, site, reentrant, skip=(self.reentrant_kw,), add=add,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from recompat import mappings as _mappings
 from recompat.constants import DIRECTIONS, SCOPES, STYLES   # defined there: `recompat --help` offers them too
@@ -9,9 +10,10 @@ from recompat.translator import names
 from recompat.translator.results import Diagnostic, FileResult, Site, TranslateError
 from recompat.translator.source import Source
 
-# A file whose bytes lack this word has no site to rewrite: it is passed over unparsed.
-TRIGGERS = {"mindspore": b"checkpoint", "torch": b"recompute"}
-MODEL_TRIGGERS = {"mindspore": b"torch", "torch": b"mindspore"}   # --scope model: the source framework's name
+# A file whose bytes lack its target's word has no site to rewrite: it is passed over unparsed. From MindSpore in
+# any case: a name of the family need not hold the word in lower case (mindformers' TransformerRecomputeConfig).
+TRIGGERS = {"mindspore": re.compile(rb"checkpoint"), "torch": re.compile(rb"recompute", re.IGNORECASE)}
+MODEL_TRIGGERS = {"mindspore": re.compile(rb"torch"), "torch": re.compile(rb"mindspore")}   # --scope model: the source framework's name
 
 __all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateError", "DIRECTIONS", "STYLES", "SCOPES",
            "TRIGGERS", "MODEL_TRIGGERS"]
@@ -36,7 +38,7 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
         raise ValueError(f"unknown scope {scope!r}: choose one of {', '.join(SCOPES)}")
     m = mappings or _mappings.default()
     result, origin = _checkpoint_sites(data, path, package, to, style, holders, m)
-    if scope == "model" and MODEL_TRIGGERS[to] in (result.new_data or data):
+    if scope == "model" and MODEL_TRIGGERS[to].search(result.new_data or data):
         _whole_model(data, path, package, to, result, m, origin)
     return result
 
@@ -49,7 +51,7 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
 
-    may_use_torch = TRIGGERS[to] in data and import_markers(m).search(data)
+    may_use_torch = TRIGGERS[to].search(data) and import_markers(m).search(data)
     if not (may_use_torch or any(h.encode() in data for h in holders)):
         return result, Origin()
     src = Source(data, path, package)
@@ -66,7 +68,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.mindspore_to_torch import MindSporeToTorch, import_markers, settle_imports
 
-    if TRIGGERS["torch"] not in data or not import_markers(m).search(data):   # its names need their library imported
+    if not (TRIGGERS["torch"].search(data) and import_markers(m).search(data)):   # its names need their library imported
         return result, Origin()
     src = Source(data, path, package)
     tree = src.parse()
