@@ -414,7 +414,9 @@ def test_g_cell_recompute_takes_exactly_the_parallel_keys_the_mappings_name(pyna
     for key in parallel:
         make().block.recompute(**{key: True})
     own = set(inspect.signature(nn.Cell.recompute).parameters) - {"self", "kwargs"}
-    named = {p.mindspore for p in entry.params if not p.parallel and p.mindspore and not p.mindspore.startswith("*")}
+    # the mark row is the parameter of the older spelling, Cell.recompute_(mode), which 2.10 does not have
+    named = {p.mindspore for p in entry.params if not p.parallel and p.role != "mark" and p.mindspore
+             and not p.mindspore.startswith("*")}
     assert named and named <= own
 
 

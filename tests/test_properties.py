@@ -350,7 +350,15 @@ def _literal(node: ast.AST | None):
 
 
 def _keywords(call: ast.Call) -> dict:
-    return {k.arg: k.value for k in call.keywords}
+    """The call's keywords by name, those written as defaults under `**{"k": v, **mapping}` included; the key
+    None stands for a `**` mapping."""
+    out = {}
+    for k in call.keywords:
+        if k.arg is None and isinstance(k.value, ast.Dict):
+            out.update({key.value if key is not None else None: v for key, v in zip(k.value.keys, k.value.values)})
+        else:
+            out[k.arg] = k.value
+    return out
 
 
 def _events(ex: Example) -> None:
@@ -451,6 +459,11 @@ def test_generated_call_forms_keep_their_invariants(ex: Example):
             param = CHECKPOINT.param(name)
             renamed = param.mindspore if param is not None else name
             assert name in kws or renamed in kws or name in messages, f"{name}={value} dropped silently"
+        # a keyword the call did not have is never written beside a ** mapping, which may hold it
+        if any(name is None for name, _ in gen.keywords):
+            written = {(CHECKPOINT.param(n).mindspore if CHECKPOINT.param(n) else n) for n, _ in gen.keywords if n}
+            added = {k.arg for k in ms.keywords if k.arg} - written
+            assert not added, f"{sorted(added)} written beside a ** mapping that may hold them"
         # the block's inputs are kept, in order
         assert len(ms.args) == 1 + len(gen.inputs)
         for a, i in zip(ms.args[1:], gen.inputs):
