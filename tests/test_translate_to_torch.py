@@ -68,7 +68,7 @@ def test_the_function_form_through_every_import(imports, call):
     ("use_reentrant=True, output_recompute=True", "use_reentrant=False", ["RC204", "RC202"]),
     ("scale=2.0", "scale=2.0, use_reentrant=False", ["RC202"]),
     ("use_reentrant=True, scale=2.0", "use_reentrant=False, scale=2.0", ["RC202"]),
-    ("**opts", "**opts, use_reentrant=True", ["RC207", "RC201"]),
+    ("**opts", '**{"use_reentrant": True, **opts}', ["RC207", "RC201", "RC208"]),
 ])
 def test_each_keyword_is_a_recorded_decision(keywords, expected, expected_codes):
     result, out = to_torch(f"""\

@@ -26,6 +26,26 @@ def _comma(text: str, start: int, end: int) -> int | None:
     return None
 
 
+def append_keywords(src: Source, call: ast.Call, texts: list[str], dropped=()) -> ast.keyword | None:
+    """Add `name=value` keywords (`texts`) at the end of a call whose `dropped` arguments are going.
+
+    A call that also passes `**mapping` gets them as defaults under it, `**{"name": value, **mapping}`: the
+    mapping may hold them, and a keyword given twice is a TypeError. Returns that `**` keyword, or None."""
+    splat = next((kw for kw in call.keywords if kw.arg is None and kw not in dropped), None)
+    if splat is None:
+        last = max((n for n in [*call.args, *call.keywords] if n not in dropped),
+                   key=lambda n: (n.end_lineno, n.end_col_offset))
+        src.insert(src.end(last), "".join(f", {text}" for text in texts))
+        return None
+    value = src.segment(splat)[2:].lstrip()   # with the parentheses it may have
+    if value == src.segment(splat.value) and not isinstance(
+            splat.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Dict)):
+        value = f"({value})"
+    defaults = ", ".join('"{}": {}'.format(*text.split("=", 1)) for text in texts)
+    src.replace(src.start(splat), src.end(splat), f"**{{{defaults}, **{value}}}")
+    return splat
+
+
 def remove_arguments(src: Source, call: ast.Call, dropped: list) -> None:
     """Delete arguments, leaving the others' text and comments as they are.
 

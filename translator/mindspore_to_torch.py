@@ -286,10 +286,8 @@ class MindSporeToTorch(SiteLog):
                                 "reentrant checkpoint refuses")
         added = self._reentrancy(site, kws.get(self.reentrant_kw), forced)
         edits.remove_arguments(self.src, call, dropped)
-        if added:
-            last = max((n for n in [*call.args, *call.keywords] if n not in dropped),
-                       key=lambda n: (n.end_lineno, n.end_col_offset))
-            self.src.insert(self.src.end(last), f", {added}")
+        if added and (splat := edits.append_keywords(self.src, call, [added], dropped)) is not None:
+            self.diag(site, "RC208", keywords=added, value=self.src.segment(splat.value))
         target = self._checkpoint_name()
         self.src.replace_node(call.func, target)
         self.diag(site, "RC200", source=entry.mindspore["api"], target=target)

@@ -373,26 +373,10 @@ class TorchToMindSpore(SiteLog):
                 added.append(f"{param.mindspore}={new_value}")
                 self.diag(site, code, name=param.mindspore, value=new_value, why=param.why or "")
         remove_arguments(self.src, call, dropped)
-        splat = next((kw for kw in call.keywords if kw.arg is None), None)
-        if added and splat is not None:
-            self._merge_under(splat, added, site)
-        elif added:
-            last = max((n for n in [*call.args, *call.keywords] if n not in dropped),
-                       key=lambda n: (n.end_lineno, n.end_col_offset))
-            self.src.insert(self.src.end(last), "".join(f", {text}" for text in added))
-
-    def _merge_under(self, splat: ast.keyword, added: list[str], site: Site) -> None:
-        """Keywords to add to a call that also passes `**mapping`: the mapping may hold them, and a keyword given
-        twice is a TypeError, so they become defaults the mapping overrides: `**{"k": v, **mapping}`."""
-        value = self.src.segment(splat)[2:].lstrip()   # with the parentheses it may have
-        if value == self.src.segment(splat.value) and not isinstance(
-                splat.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Dict)):
-            value = f"({value})"
-        defaults = ", ".join('"{}": {}'.format(*text.split("=", 1)) for text in added)
-        self.src.replace(self.src.start(splat), self.src.end(splat), f"**{{{defaults}, **{value}}}")
-        caveat = (f"; if it holds {self.reentrant_kw}=True, the block must be a Cell"
-                  if any(text.startswith(f"{self.reentrant_kw}=") for text in added) else "")
-        self.diag(site, "RC119", keywords=", ".join(added), value=self.src.segment(splat.value), caveat=caveat)
+        if added and (splat := edits.append_keywords(self.src, call, added, dropped)) is not None:
+            caveat = (f"; if it holds {self.reentrant_kw}=True, the block must be a Cell"
+                      if any(text.startswith(f"{self.reentrant_kw}=") for text in added) else "")
+            self.diag(site, "RC119", keywords=", ".join(added), value=self.src.segment(splat.value), caveat=caveat)
 
     @staticmethod
     def _decision(param: Param, reentrant) -> tuple[str, str | None, str | None]:

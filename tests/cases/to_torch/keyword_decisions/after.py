@@ -8,4 +8,4 @@ def f(block, x, flag, ctx, opts):
     d = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=True)
     e = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
     g = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False, scale=2.0)
-    return torch.utils.checkpoint.checkpoint(block, x, **opts, use_reentrant=True)
+    return torch.utils.checkpoint.checkpoint(block, x, **{"use_reentrant": True, **opts})
