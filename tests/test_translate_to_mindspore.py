@@ -308,3 +308,42 @@ def test_a_diagnostic_quoting_source_of_several_lines_is_one_short_line():
     assert carried.message.startswith("mask=make_mask( x.shape[0], x.shape[1],")
     assert carried.message.split(" carried over")[0].endswith("...")
     assert len(carried.message) < 100
+
+
+def test_the_statement_walk_finds_what_ast_walk_finds_in_the_same_order():
+    """names.statements skips expressions for speed: it must still see every statement, nested ones included."""
+    from pathlib import Path
+
+    from recompat.translator import names
+
+    nested = textwrap.dedent("""\
+        import a
+        try:
+            from . import b
+        except ImportError:
+            import c
+        else:
+            import d
+        finally:
+            import e
+        match x:
+            case 1:
+                import f
+        class K:
+            def m(self):
+                with g:
+                    for i in j:
+                        while k:
+                            if z:
+                                from .. import h
+                            else:
+                                import i
+        async def n():
+            async with o:
+                import p
+    """)
+    trees = [ast.parse(nested)] + [ast.parse(p.read_bytes()) for p in
+                                   sorted(Path(names.__file__).parent.glob("*.py"))]
+    for tree in trees:
+        assert list(names.statements(tree)) == [s for s in ast.walk(tree) if isinstance(s, ast.stmt)]
+    assert sorted(s.names[0].name for s in names.imports(trees[0])) == list("abcdefhip")

@@ -90,7 +90,7 @@ def settle_imports(src: Source, tree: ast.Module, *, modules: set[str], exact: s
     """Remove the imports of `modules` (and of what is under them) and of `exact` that nothing uses any more,
     then add each `(module, alias)` of `additions` not imported yet: where the first removed top-level import
     was, as its replacement, else after the module's leading imports."""
-    imports = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+    imports = names.imports(tree)
 
     def ours(qual: str | None) -> bool:
         return qual is not None and (under(qual, modules) or qual in exact)

@@ -45,7 +45,7 @@ class _Leftovers(names.ScopedWalker, SiteLog):
         super().__init__()
         self.src, self.tree, self.m, self.side, self.sites, self.comments = src, tree, mappings, side, [], set()
         self.entries = side_entries(mappings, side)
-        self.bindings = [(stmt, *b) for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
+        self.bindings = [(stmt, *b) for stmt in names.imports(tree)
                          for b in names.import_bindings(stmt)]   # (statement, name, qualified name, alias)
         prefixes = _name_prefixes(mappings, side)
         self.interesting = {name for _, name, qual, _ in self.bindings if qual in prefixes}

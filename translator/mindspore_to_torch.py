@@ -92,7 +92,7 @@ class MindSporeToTorch(SiteLog):
         self.sites: list[Site] = []
         self.module_scope = names.build_scope(tree, None)
         self.uses_mindspore = any(q and (q == "mindspore" or q.startswith("mindspore."))
-                                  for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))
+                                  for s in names.imports(tree)
                                   for _, q, _ in names.import_bindings(s))
         self.imports_needed: set[str] = set()   # torch modules the new code uses
         self.ms_names_rewritten: set[str] = set()   # names (`mindspore`, `ms`) that rewritten sites referred to

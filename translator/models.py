@@ -570,7 +570,7 @@ def bound_names(tree: ast.Module, frm: str) -> set[str]:
 
 def drop_source_imports(src: Source, tree: ast.Module, frm: str, kept: set[str]) -> None:
     """Remove the source framework's imports whose names no code left as it is uses any more."""
-    for stmt in [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]:
+    for stmt in names.imports(tree):
         bindings = names.import_bindings(stmt)
         gone = [a for name, qual, a in bindings if name not in kept and (
             (alias_q := (a.name if isinstance(stmt, ast.Import) else qual)) and (alias_q == frm or alias_q.startswith(frm + ".")))]

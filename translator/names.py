@@ -8,6 +8,7 @@ and a checkpoint translator needs only imports, local shadowing and a few class 
 from __future__ import annotations
 
 import ast
+from collections import deque
 import functools
 
 
@@ -42,12 +43,35 @@ def import_bindings(stmt: ast.stmt) -> list[tuple[str, str | None, ast.alias]]:
     return out
 
 
+def statements(tree: ast.AST):
+    """Every statement under `tree`, in the order ast.walk gives them (breadth first), without walking into
+    expressions: statements only nest in statements (and in except and case clauses), so this is much faster."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], _BLOCK_NODES):
+                for child in value:
+                    if isinstance(child, ast.stmt):
+                        yield child
+                    todo.append(child)
+
+
+_BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def imports(tree: ast.AST) -> list:
+    """The import statements under `tree`, in ast.walk's order."""
+    return [s for s in statements(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+
+
 def resolve_relative_imports(tree: ast.Module, package: str | None) -> ast.Module:
     """Give each relative `from . import x` of a module in `package` (dotted; None: not known) the absolute module
     it imports from (`resolved_module`, read by import_bindings). The text is not changed."""
     if package:
         parts = package.split(".")
-        for node in ast.walk(tree):
+        for node in imports(tree):
             if isinstance(node, ast.ImportFrom) and node.level and node.level <= len(parts):
                 base = parts[:len(parts) - node.level + 1]
                 node.resolved_module = ".".join([*base, *([node.module] if node.module else [])])

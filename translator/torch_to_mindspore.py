@@ -63,7 +63,7 @@ def _interesting(tree: ast.Module, mappings: Mappings) -> set[str]:
     """Names some import binds to a checkpoint name or a module on the way to one: only these can resolve to one,
     every other name is passed over without a scope lookup."""
     prefixes = _name_prefixes(mappings)
-    return {name for stmt in ast.walk(tree) if isinstance(stmt, (ast.Import, ast.ImportFrom))
+    return {name for stmt in names.imports(tree)
             for name, qual, _ in names.import_bindings(stmt) if qual in prefixes}
 
 
@@ -836,7 +836,7 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
     torch as th` for `th.utils.checkpoint.checkpoint`, when no other import binds `th`), that nothing uses any more;
     add `import mindspore` and support code. A user's own unused import stays."""
     apis = set(mappings.by_torch_name)
-    bound = Counter(name for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))
+    bound = Counter(name for s in names.imports(tree)
                     for name, _, _ in names.import_bindings(s))
     edits.settle_imports(src, tree, modules=apis | {api.rsplit(".", 1)[0] for api in apis},
                          exact={qual for name, qual in api_roots if qual and bound[name] == 1},

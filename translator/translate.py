@@ -61,7 +61,7 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     result.holders = sorted(set(tx.own_holders))
     return _finish(data, src, result,
                    lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support, tx.api_roots),
-                   lambda s3, t3: report_leftovers(s3, t3, m, "torch"))
+                   lambda s3, t3: report_leftovers(s3, t3, m, "torch"), import_markers(m))
 
 
 def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult) -> tuple[FileResult, Origin]:
@@ -76,7 +76,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult
     result.sites = tx.run()
     return _finish(data, src, result,
                    lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten),
-                   lambda s3, t3: report_leftovers(s3, t3, m, "mindspore"))
+                   lambda s3, t3: report_leftovers(s3, t3, m, "mindspore"), import_markers(m))
 
 
 def _whole_model(data: bytes, path: str, package: str | None, to: str, result: FileResult, m, origin: Origin) -> None:
@@ -126,24 +126,27 @@ class Origin:
 
 
 def _source_imports(tree: ast.Module, frm: str):
-    return [b for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))
+    return [b for s in names.imports(tree)
             for b in names.import_bindings(s) if b[1] and (b[1] == frm or b[1].startswith(frm + "."))]
 
 
-def _finish(data: bytes, src: Source, result: FileResult, settle, report=None) -> tuple[FileResult, Origin]:
+def _finish(data: bytes, src: Source, result: FileResult, settle, report, markers: re.Pattern) -> tuple[FileResult, Origin]:
     """Stage 2 on the rewritten text (re-parsing it also proves stage 1 produced valid Python), then stage 3, what
-    is left to `report` on the settled text (its sites are found there and reported with the user's lines)."""
+    is left to `report` on the settled text (its sites are found there and reported with the user's lines); only
+    where that text still holds `markers` (a module path of the family's names): else no name can resolve to one."""
     path = src.path
     text = src.result() if src.edited else src.text
     src2 = Source(src.encode(text), path, src.package)
-    settle(src2, _parse_own_output(src2, path))
+    tree2 = _parse_own_output(src2, path)
+    settle(src2, tree2)
     stages = [src.line_origins() if src.edited else None]
     if src2.edited:
         text = src2.result()
         stages.append(src2.line_origins())
-    if report is not None:
-        src3 = Source(src.encode(text), path, src.package)
-        sites = report(src3, _parse_own_output(src3, path))
+    if markers.search(src.encode(text)):
+        # the settled text is stage 2's input when stage 2 changed nothing: its tree serves again
+        src3, tree3 = (Source(src.encode(text), path, src.package), None) if src2.edited else (src2, tree2)
+        sites = report(src3, tree3 or _parse_own_output(src3, path))
         Origin(stages).remap(sites)
         result.sites += sites
         if src3.edited:
