@@ -33,8 +33,9 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int | None = 
             mode = os.stat(path).st_mode
         except FileNotFoundError:
             mode = default_mode()
-    # A Ctrl-C after mkstemp made the file but before the try below could remove it would leave it behind:
-    # SIGINT is held off until then, and a pending one is raised inside the try.
+    # A Ctrl-C (or a SIGTERM, which the command turns into one) after mkstemp made the file but before the try
+    # below could remove it would leave it behind: both are held off until then, and a pending one is raised inside
+    # the try.
     held = _hold_sigint()
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
@@ -60,10 +61,11 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int | None = 
 
 
 def _hold_sigint():
-    """Block SIGINT in this thread (the main one: where Python raises KeyboardInterrupt); the old mask, or None."""
+    """Block SIGINT and SIGTERM in this thread (the main one: where Python raises KeyboardInterrupt); the old mask,
+    or None."""
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def _release_sigint(held) -> None:

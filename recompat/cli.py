@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import recompat
@@ -460,11 +462,26 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     _, command = _COMMANDS[args.command]
+    received = _stop_on_sigterm()
     try:
         return command(args)
     except KeyboardInterrupt:
         print("recompat: interrupted; files already written are complete, the rest untouched", file=sys.stderr)
-        return 130
+        return 128 + received.get("signal", signal.SIGINT)
+
+
+def _stop_on_sigterm() -> dict:
+    """SIGTERM (`kill`, a CI timeout) stops a command as Ctrl-C does, through the same clean-up: no temporary
+    file left, no file half-written. The dict records the signal, for the exit status (143)."""
+    received: dict = {}
+
+    def stop(signum, _frame):
+        received["signal"] = signum
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
+    return received
 
 
 if __name__ == "__main__":

@@ -350,23 +350,25 @@ def test_a_file_edited_while_it_is_translated_is_not_overwritten(tmp_path, monke
     assert leftovers(tmp_path) == []
 
 
-def _interrupt_when(proc: subprocess.Popen, started, group: bool) -> None:
+def _interrupt_when(proc: subprocess.Popen, started, group: bool, signum=signal.SIGINT) -> None:
     deadline = time.monotonic() + 60
     while proc.poll() is None and not started() and time.monotonic() < deadline:
         time.sleep(0.0005)
     if proc.poll() is None:
         if group:   # as Ctrl-C in a terminal: the worker processes get it too
-            os.killpg(proc.pid, signal.SIGINT)
+            os.killpg(proc.pid, signum)
         else:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signum)
     proc.wait(timeout=60)
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 @pytest.mark.parametrize("mode", ["output", "in-place"])
-def test_ctrl_c_while_writing_leaves_whole_files_only(tmp_path, mode):
-    """SIGINT as soon as the first file is being written (a temporary file appears, or an input is rewritten):
-    afterwards no temporary file anywhere, every output file absent or a complete translation, and every input
-    the original or the complete translation. Three tries: the bad moment is a narrow one."""
+def test_ctrl_c_while_writing_leaves_whole_files_only(tmp_path, mode, signum):
+    """SIGINT (Ctrl-C, to the whole process group) or SIGTERM (`kill`, to the command only) as soon as the first
+    file is being written (a temporary file appears, or an input is rewritten): afterwards no temporary file
+    anywhere, every output file absent or a complete translation, and every input the original or the complete
+    translation. Three tries: the bad moment is a narrow one."""
     src = make_tree(tmp_path / "src", 300, pad_lines=100)
     original = tree_bytes(src)
     PAST = 1_000_000_000
@@ -388,10 +390,10 @@ def test_ctrl_c_while_writing_leaves_whole_files_only(tmp_path, mode):
         log = tmp_path / f"log{attempt}"
         proc = subprocess.Popen([sys.executable, "-m", "recompat", "translate", src, "-q", *args],
                                 stdout=subprocess.DEVNULL, stderr=log.open("w"), env=ENV, start_new_session=True)
-        _interrupt_when(proc, started, group=mode == "in-place")
+        _interrupt_when(proc, started, group=mode == "in-place" and signum == signal.SIGINT, signum=signum)
         err = log.read_text()
-        assert proc.returncode in (0, 130), err
-        if proc.returncode == 130:
+        assert proc.returncode in (0, 128 + signum), err
+        if proc.returncode == 128 + signum:
             assert "interrupted; files already written are complete, the rest untouched" in err
             assert "Traceback" not in err, err
         assert leftovers(tmp_path) == [], f"attempt {attempt}: temporary files left"
