@@ -16,6 +16,7 @@ from recompat.compat.compare import (
     default_tolerance,
     resolve_tolerance,
 )
+from recompat.compat.compare import ROUNDOFF_FACTOR
 from recompat.compat.runs import RunResult, flatten_outputs
 from recompat.constants import CROSS_ATOL, CROSS_RTOL
 
@@ -213,6 +214,56 @@ def test_flatten_names_nested_outputs():
     assert [n for n, _p, _t in flatten_outputs((5, (6,)), lambda o: isinstance(o, int))] == [
         "output[0]", "output[1][0]"]
     assert [n for n, _p, _t in flatten_outputs(7, lambda o: isinstance(o, int))] == ["output"]
+
+
+# ----- the round-off rule: judged against a float64 reference run -----------------------------
+def _roundoff_runs(actual_scale: float, expected_scale: float = 1.0, offset: float = 0.0):
+    """A float64 reference, an expected float32 run off it by round-off-sized noise (times expected_scale), and
+    an actual run off it by actual_scale times that noise, plus a constant offset."""
+    rng = np.random.default_rng(0)
+    truth = rng.standard_normal(4096) * 3.0
+    noise = lambda: rng.standard_normal(4096) * 3.0 * 2e-7   # noqa: E731
+    ref = run("torch64", y=truth)
+    expected = run("torch", y=(truth + expected_scale * noise()).astype(np.float32))
+    actual = run("mindspore", y=(truth + actual_scale * noise() + offset).astype(np.float32))
+    return expected, actual, ref
+
+
+def test_the_roundoff_rule_passes_a_side_a_few_times_as_far_as_the_reference_sides_own_float32():
+    expected, actual, ref = _roundoff_runs(actual_scale=12.0)
+    assert not compare_results(expected, actual).passed        # torch.testing's float32 default: a false alarm
+    report = compare_results(expected, actual, reference=ref)
+    row = report.row("y")
+    assert report.passed and row.message == ""
+    assert row.ref_err_expected < row.ref_err_actual < ROUNDOFF_FACTOR * row.ref_err_expected
+    assert report.meta["reference"]["roundoff_factor"] == ROUNDOFF_FACTOR
+
+
+@pytest.mark.parametrize("actual_scale, offset", [(ROUNDOFF_FACTOR * 4, 0.0), (1.0, 3.0 * 1e-5)],
+                         ids=["scattered", "a small constant offset"])
+def test_the_roundoff_rule_fails_what_sits_beyond_roundoff(actual_scale, offset):
+    """Planted: errors far beyond the reference side's own round-off, spread at random or as a constant offset of
+    30 ulps on every element (the norm-wise check), fail and name the side and the factor."""
+    expected, actual, ref = _roundoff_runs(actual_scale=actual_scale, offset=offset)
+    report = compare_results(expected, actual, reference=ref)
+    assert not report.passed
+    message = report.row("y").message
+    assert "mindspore is" in message and f"{ROUNDOFF_FACTOR:g}x torch's" in message, message
+
+
+def test_the_roundoff_rule_says_when_the_reference_sides_float32_is_the_one_far_off():
+    expected, actual, ref = _roundoff_runs(actual_scale=1.0, expected_scale=1000.0)
+    report = compare_results(expected, actual, reference=ref)
+    assert report.passed
+    assert "torch's float32 is the side far from the float64 reference" in report.row("y").message
+
+
+def test_the_roundoff_rule_leaves_integers_and_unpaired_tensors_to_the_usual_rules():
+    ref = run("torch64", y=np.arange(3.0), n=np.array([1, 2]))
+    expected, actual = run("torch", y=np.arange(3.0, dtype=np.float32), n=np.array([1, 2])), \
+        run("mindspore", y=np.arange(3.0, dtype=np.float32), n=np.array([1, 3]))
+    report = compare_results(expected, actual, reference=ref)
+    assert report.row("y").passed and not report.row("n").passed and report.row("n").ref_err_actual is None
 
 
 # ----- twins through run_torch / run_mindspore / compare() ------------------------------------
@@ -631,3 +682,50 @@ def test_run_torch_leaves_the_callers_rng_alone_and_frozen_parameters_are_buffer
     assert torch.equal(torch.rand(3), expected_next)
     assert r.kinds["fc1.bias"] == "buffer" and "fc1.bias.grad" not in r.tensors
     assert r.meta["training"] is True and r.meta["seed"] == 7
+
+
+class _TorchResidualMLP(torch.nn.Module):
+    def __init__(self, width=256, depth=8):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([torch.nn.Sequential(torch.nn.LayerNorm(width),
+                                                               torch.nn.Linear(width, width), torch.nn.GELU())
+                                           for _ in range(depth)])
+        self.head = torch.nn.Linear(width, 10)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return self.head(x)
+
+
+class _MsResidualMLP(mnn.Cell):
+    def __init__(self, width=256, depth=8, approximate=False):
+        super().__init__()
+        self.blocks = mnn.CellList([mnn.SequentialCell([mnn.LayerNorm((width,), epsilon=1e-5),
+                                                        mnn.Dense(width, width), mnn.GELU(approximate=approximate)])
+                                    for _ in range(depth)])
+        self.head = mnn.Dense(width, 10)
+
+    def construct(self, x):
+        for block in self.blocks:
+            x = x + block(x)
+        return self.head(x)
+
+
+@runtime
+def test_reference_float64_passes_a_correct_deep_twin_and_fails_a_planted_gelu():
+    """A correct 8x256 residual MLP (batch 64) is judged by its round-off, and a GELU left at its tanh
+    approximation is still caught; the rows say how far each side is from the float64 reference."""
+    x = [_x(64, 256)]
+    report = compare(_TorchResidualMLP(), _MsResidualMLP(), x, reference="float64")
+    assert report.passed, str(report)
+    assert all(r.ref_err_expected is not None and r.ref_err_actual is not None for r in report.rows)
+    torch.manual_seed(0)
+    buggy = compare(_TorchResidualMLP(), _MsResidualMLP(approximate=True), x, reference="float64")
+    assert not buggy.passed and "from the float64 reference" in str(buggy)
+
+
+@runtime
+def test_reference_must_be_float64():
+    with pytest.raises(ValueError, match="reference must be None or 'float64'"):
+        compare(_TorchResidualMLP(depth=1), _MsResidualMLP(depth=1), [_x(2, 256)], reference="float16")
