@@ -493,6 +493,35 @@ def _to_torch_layout(actual: RunResult, transfer) -> None:
                 actual.tensors[name] = a.reshape(shape)
 
 
+def _same_mode(torch_model, ms_model) -> None:
+    """Both sides in training mode or both in evaluation mode where either holds a layer that computes differently
+    in the two (frameworks.yaml: mode_dependent_layers: BatchNorm, Dropout): else a verdict either way says
+    nothing about the port. (An nn.Module starts in training mode, a Cell in evaluation mode.)"""
+    torch_training, ms_training = bool(torch_model.training), bool(getattr(ms_model, "training", False))
+    if torch_training == ms_training:
+        return
+    layer = (_mode_dependent("torch", torch_model.modules())
+             or _mode_dependent("mindspore", (c for _, c in ms_model.cells_and_names())))
+    if layer is not None:
+        def mode(training):
+            return "training" if training else "evaluation"
+        raise ValueError(f"the torch model ({type(torch_model).__name__}) is in {mode(torch_training)} mode and the "
+                         f"MindSpore one ({type(ms_model).__name__}) in {mode(ms_training)} mode, and {layer} "
+                         f"computes differently in the two — put both in the same mode: model.train() / "
+                         f"model.eval() and cell.set_train(True) / cell.set_train(False)")
+
+
+def _mode_dependent(framework: str, layers) -> str | None:
+    """The class name of the first layer among `layers` that computes differently in training mode, if any."""
+    from recompat import mappings
+
+    names = mappings.default().frameworks[framework].mode_dependent_layers
+    for layer in layers:
+        if any(f"{c.__module__}.{c.__qualname__}" in names for c in type(layer).__mro__):
+            return type(layer).__name__
+    return None
+
+
 def _as_float64(inputs):
     """The inputs with every float32 array as float64 (others as they are), in the same structure."""
     def cast(v):
@@ -552,6 +581,7 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
         raise ValueError(f"weights must be 'torch' or 'mindspore', not {weights!r}")
     if ms_mode not in MS_MODES:
         raise ValueError(f"ms_mode must be {' or '.join(map(repr, MS_MODES))}, not {ms_mode!r}")
+    _same_mode(torch_model, ms_model)
     if weights == "torch":
         transfer = transfer_weights(torch_model, ms_model)
     else:

@@ -160,6 +160,7 @@ class Framework:
     tensor_class: str = ""                            # its qualified name
     tensor_attributes: frozenset[str] = frozenset()   # its public data attributes
     generic_attributes: frozenset[str] = frozenset()  # ... that other objects have too: a tensor's only in a model
+    mode_dependent_layers: frozenset[str] = frozenset()   # layer classes that differ in training and evaluation mode
 
     @property
     def containers(self) -> frozenset[str]:
@@ -323,7 +324,8 @@ def _framework(name: str, raw: dict) -> Framework:
                      mappings=frozenset(raw["containers"]["mapping"]),
                      spellings=tuple(Spelling(s["prefix"], s["name"], s["import"]) for s in raw["spellings"]),
                      tensor_class=raw["tensor_class"], tensor_attributes=frozenset(raw["tensor_attributes"]),
-                     generic_attributes=frozenset(raw.get("generic_attributes", ())))
+                     generic_attributes=frozenset(raw.get("generic_attributes", ())),
+                     mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())))
 
 
 @functools.lru_cache(maxsize=None)

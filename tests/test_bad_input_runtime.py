@@ -294,3 +294,39 @@ def test_an_edited_dtype_in_the_record_is_a_failing_row(recorded, tmp_path):
     outcome = suite.run_case(CROSS, options=Options(against_dir=folder))
     assert outcome.status == "failed"
     assert "dtype mismatch for output: torch float16 vs mindspore float32" in outcome.message
+
+
+class _TorchConvBN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.bn = torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
+class _MsConvBN(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, pad_mode="valid", has_bias=True)
+        self.bn = nn.BatchNorm2d(4, eps=1e-5, momentum=0.9)
+
+    def construct(self, x):
+        return self.bn(self.conv(x))
+
+
+def test_a_pair_in_different_modes_with_batchnorm_is_refused_naming_the_layer():
+    """An nn.Module starts in training mode, a Cell in evaluation mode: with BatchNorm the two sides then compute
+    different things, and a pass or a fail says nothing about the port."""
+    torch_model, ms_model = _TorchConvBN(), _MsConvBN()
+    with pytest.raises(ValueError, match=r"training mode and the MindSpore one \(_MsConvBN\) in evaluation mode, "
+                                         r"and BatchNorm2d computes differently .* cell.set_train\(True\)"):
+        compare(torch_model, ms_model, [_x(2, 3, 6, 6)])
+    ms_model.set_train(True)
+    assert compare(torch_model, ms_model, [_x(2, 3, 6, 6)], rtol=1e-4, atol=1e-4).passed
+
+
+def test_modes_that_differ_without_a_layer_that_cares_are_no_error():
+    torch_model, ms_model = TorchFn(torch.tanh), MsFn(ops.tanh)
+    assert torch_model.training and not ms_model.training
+    assert compare(torch_model, ms_model, [_x(3, 4)]).passed
