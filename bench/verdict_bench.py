@@ -118,20 +118,7 @@ class MsTransformerScaleBug(MsTransformer):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         for layer in self.layers:
-            layer.attn.construct = _unscaled(layer.attn)
-
-
-def _unscaled(attn):
-    def construct(x, mask):
-        b, t, d = x.shape
-        hd = d // attn.heads
-        q = ops.transpose(attn.q(x).reshape(b, t, attn.heads, hd), (0, 2, 1, 3))
-        k = ops.transpose(attn.k(x).reshape(b, t, attn.heads, hd), (0, 2, 1, 3))
-        v = ops.transpose(attn.v(x).reshape(b, t, attn.heads, hd), (0, 2, 1, 3))
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) * (hd ** -1.0) + mask.reshape(b, 1, 1, t)
-        y = ops.transpose(ops.matmul(ops.softmax(scores, axis=-1), v), (0, 2, 1, 3)).reshape(b, t, d)
-        return attn.o(y)
-    return construct
+            layer.attn.scale = layer.attn.heads / TRANSFORMER["dim"]
 
 
 def _inputs(name, rng):

@@ -13,7 +13,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from recompat.mappings import Entry, Mappings, Param, same
+from recompat.mappings import Entry, Mappings, Param, same, signature_arguments
 from recompat.translator import edits, names
 from recompat.translator.edits import remove_arguments
 from recompat.translator.results import Site
@@ -137,8 +137,8 @@ class _Walker(names.ScopedWalker):
     def visit_Assign(self, node):
         self.generic_visit(node)
         if (isinstance(node.targets[0], ast.Name) and len(node.targets) == 1
-                and self.tx.wrapper_partial(node.value, self.scope) is not None):
-            self.tx.wrapper_partials[node.targets[0].id] = node.value
+                and (entry := self.tx.wrapper_partial(node.value, self.scope)) is not None):
+            self.tx.wrapper_partials[node.targets[0].id] = (node.value, entry)
         if len(node.targets) == 1 and _holder_key(node.targets[0]) is not None:
             held = self._held_checkpoint(node.value)
             if held is not None:
@@ -161,6 +161,13 @@ class _Walker(names.ScopedWalker):
                 reentrant = "dynamic"
             return Holder(reentrant=reentrant, keywords=set(kws))
         return None
+
+
+@functools.lru_cache(maxsize=None)
+def _keywords_of(signature: str) -> frozenset[str]:
+    """The parameters a recorded signature takes by keyword."""
+    a = signature_arguments(signature)
+    return frozenset(x.arg for x in (*a.args, *a.kwonlyargs))
 
 
 def _holder_key(node) -> str | None:
@@ -189,7 +196,8 @@ class TorchToMindSpore(SiteLog):
         # _gradient_checkpointing_func is set in a base class, called in every model file)
         self.holders: dict[str, Holder] = {"." + a: Holder(reentrant="dynamic") for a in external_holders}
         self.own_holders: list[str] = []
-        self.wrapper_partials: dict[str, ast.Call] = {}   # name -> functools.partial(checkpoint_wrapper, ...)
+        # name -> (functools.partial(checkpoint_wrapper, ...), the wrapper's entry)
+        self.wrapper_partials: dict[str, tuple[ast.Call, Entry]] = {}
         self.api_roots: set = set()   # (name, what it is bound to) the API uses start with: ("th", "torch")
         self.sites: list[Site] = []
         self.support: list[Entry] = []
@@ -416,9 +424,10 @@ class TorchToMindSpore(SiteLog):
         self._dropout_note(site, reentrant_mark=self.non_reentrant not in options)
         return f"recompute({', '.join(o for o in options if o != self.reentrant)})"
 
-    def _forwarded(self, site: Site, kw: ast.keyword, reentrant: bool) -> str | None:
+    def _forwarded(self, site: Site, kw: ast.keyword, reentrant: bool, mark: Entry) -> str | None:
         """A keyword that a mark form passes on to torch's checkpoint, decided as the function form decides it, as
-        a recompute() option; None when Cell.recompute() cannot take it (dropped, with a diagnostic)."""
+        a recompute() option; None when the mark (`mark`'s MindSpore API) cannot take it (dropped, with a
+        diagnostic)."""
         param = self.checkpoint.param(kw.arg)
         value = self.src.segment(kw.value)
         note = functools.partial(self.diag, site)
@@ -430,7 +439,7 @@ class TorchToMindSpore(SiteLog):
             if value != new_value:
                 note(code, name=param.mindspore, value=new_value, why=param.why or "")
             return f"{param.mindspore}={new_value}"
-        if action in ("keep", "rename") and param.mindspore in self._mark_keywords:
+        if action in ("keep", "rename") and param.mindspore in _keywords_of(mark.mindspore["signature"]):
             if code:
                 note(code, name=kw.arg, value=value, why=param.why or "")
             return f"{param.mindspore}={value}"
@@ -439,13 +448,6 @@ class TorchToMindSpore(SiteLog):
         else:
             note("RC133", name=kw.arg, value=value, why=f"Cell.recompute() takes no {param.mindspore}")
         return None
-
-    @functools.cached_property
-    def _mark_keywords(self) -> set[str]:
-        """The keywords Cell.recompute() takes, from its recorded signature."""
-        from recompat.mappings import signature_arguments
-        a = signature_arguments(self.m.entry("checkpoint_wrapper").mindspore["signature"])
-        return {x.arg for x in (*a.args, *a.kwonlyargs)}
 
     def _default_impl(self, entry: Entry) -> list[str]:
         """The options of torch's default checkpoint_impl, as recompute() options."""
@@ -638,7 +640,7 @@ class TorchToMindSpore(SiteLog):
             # torch's composable form is always non-reentrant; the plain mark keeps dropout masks (RC150), so it
             # is used unless context_fn is given, which MindSpore's reentrant form ignores
             options, reentrant = [self.non_reentrant], False
-        return options + [o for kw in forwarded if (o := self._forwarded(site, kw, reentrant)) is not None]
+        return options + [o for kw in forwarded if (o := self._forwarded(site, kw, reentrant, entry)) is not None]
 
     @staticmethod
     def _argument(call: ast.Call, entry: Entry, param) -> ast.AST | None:
@@ -648,29 +650,32 @@ class TorchToMindSpore(SiteLog):
             return call.args[k]
         return next((kw.value for kw in call.keywords if kw.arg == param.torch), None)
 
-    def _wrapper_fn_options(self, ev: Event, site: Site, wrapper: Entry, given) -> list[str] | str:
+    def _wrapper_fn_options(self, ev: Event, site: Site, wrapper: Entry, given, partial) -> list[str] | str:
         """The recompute() options for the cells apply_activation_checkpointing wraps with `given` (its
         checkpoint_wrapper_fn): the wrapper itself or a functools.partial of it, written there or bound to a name;
         anything else is dropped with a note, and the cells are marked as torch's default wrapper would wrap them
         (so a later checkpoint_wrapper on the same Cell agrees: MindSpore refuses to switch reentrancy).
-        A str says why the options cannot be told."""
+        `partial`: `given` as (functools.partial call, its wrapper entry), when it is one. A str says why the
+        options cannot be told."""
         default = self._default_impl(wrapper)
         if given is None or self.qualname(given, ev.scope) in wrapper.torch_names:
             return default
-        partial = self.wrapper_fn_partial(given, ev.scope)
         if partial is None:
             param = ev.entry.role("wrapper_fn")
             self.diag(site, "RC133", name=param.torch, value=self.src.segment(given), why=param.why or "")
             return default
-        if len(partial.args) > 1:
-            return f"{self.src.segment(given)} binds positional arguments of {self.src.segment(partial.args[0])}"
-        return self._wrapper_options(site, self.apis[self.qualname(partial.args[0], ev.scope)], partial, [])
+        call, partial_of = partial
+        if len(call.args) > 1:
+            return f"{self.src.segment(given)} binds positional arguments of {self.src.segment(call.args[0])}"
+        return self._wrapper_options(site, partial_of, call, [])
 
-    def wrapper_fn_partial(self, node, scope: names.Scope) -> ast.Call | None:
-        """functools.partial(checkpoint_wrapper, ...) when `node` is one or a name bound to one."""
+    def wrapper_fn_partial(self, node, scope: names.Scope) -> tuple[ast.Call, Entry] | None:
+        """(the call, the wrapper's entry) when `node` is functools.partial(checkpoint_wrapper, ...) or a name
+        bound to one."""
         if isinstance(node, ast.Name):
             return self.wrapper_partials.get(node.id)
-        return node if self.wrapper_partial(node, scope) is not None else None
+        entry = self.wrapper_partial(node, scope)
+        return (node, entry) if entry is not None else None
 
     @RULES.register("mark_tree")
     def _mark_tree(self, ev: Event, _plan) -> None:
@@ -700,7 +705,9 @@ class TorchToMindSpore(SiteLog):
                 self.diag(site, "RC133", name=param.torch if param else "argument", value=self.src.segment(arg),
                           why=param.why if param else "no MindSpore counterpart")
         wrapper = self.m.entry(wrapper_fn.torch_default)
-        options = self._wrapper_fn_options(ev, site, wrapper, self._argument(call, entry, wrapper_fn))
+        given = self._argument(call, entry, wrapper_fn)
+        partial = self.wrapper_fn_partial(given, ev.scope) if given is not None else None
+        options = self._wrapper_fn_options(ev, site, wrapper, given, partial)
         if isinstance(options, str):
             return self.manual(ev, site, options)
         for kw in call.keywords:
@@ -721,10 +728,8 @@ class TorchToMindSpore(SiteLog):
                 f"{indent}    if {condition}:\n"
                 f"{indent}        cell.{mark}")
         self.src.replace_node(stmt, text)
-        given = self._argument(call, entry, wrapper_fn)
-        told = given is not None and self.wrapper_fn_partial(given, ev.scope) is not None
         self.diag(site, "RC131", model=m, mark=mark, filter=f" that {check_fn.torch} accepts" if check else "",
-                  wrapper=self.src.segment(given) if told else f"torch's default {wrapper_fn.torch} (non-reentrant)")
+                  wrapper=self.src.segment(given) if partial else f"torch's default {wrapper_fn.torch} (non-reentrant)")
 
     # -- --style cell ------------------------------------------------------------------------
 

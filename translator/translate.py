@@ -143,17 +143,20 @@ def _finish(data: bytes, src: Source, result: FileResult, settle, report, marker
     if src2.edited:
         text = src2.result()
         stages.append(src2.line_origins())
-    if markers.search(src.encode(text)):
+    new_data = src.encode(text)
+    checked = not src2.edited   # new_data is what tree2 was parsed from
+    if markers.search(new_data):
         # the settled text is stage 2's input when stage 2 changed nothing: its tree serves again
-        src3, tree3 = (Source(src.encode(text), path, src.package), None) if src2.edited else (src2, tree2)
-        sites = report(src3, tree3 or _parse_own_output(src3, path))
+        src3 = src2 if checked else Source(new_data, path, src.package)
+        sites = report(src3, tree2 if checked else _parse_own_output(src3, path))
+        checked = True
         Origin(stages).remap(sites)
         result.sites += sites
         if src3.edited:
             text = src3.result()
             stages.append(src3.line_origins())
-    new_data = src.encode(text)
-    if src.edited or len(stages) > 1 or new_data != data:
+            new_data, checked = src.encode(text), False
+    if not checked:   # every text a stage wrote is parsed before it can be written
         _parse_own_output(Source(new_data, path, src.package), path)
     if new_data != data:
         result.changed, result.new_data = True, new_data

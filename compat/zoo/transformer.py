@@ -85,6 +85,7 @@ class MsAttention(msnn.Cell):
     def __init__(self, dim, heads):
         super().__init__()
         self.heads = heads
+        self.scale = (dim // heads) ** -0.5   # of the scores; an attribute, so a planted bug can change it
         self.q = msnn.Dense(dim, dim)
         self.k = msnn.Dense(dim, dim)
         self.v = msnn.Dense(dim, dim)
@@ -96,7 +97,7 @@ class MsAttention(msnn.Cell):
         q = ops.transpose(self.q(x).reshape(b, t, self.heads, hd), (0, 2, 1, 3))
         k = ops.transpose(self.k(x).reshape(b, t, self.heads, hd), (0, 2, 1, 3))
         v = ops.transpose(self.v(x).reshape(b, t, self.heads, hd), (0, 2, 1, 3))
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) * (hd ** -0.5) + mask.reshape(b, 1, 1, t)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) * self.scale + mask.reshape(b, 1, 1, t)
         att = ops.softmax(scores, axis=-1)
         y = ops.transpose(ops.matmul(att, v), (0, 2, 1, 3)).reshape(b, t, d)
         return self.o(y)
