@@ -272,7 +272,7 @@ ms = pytest.importorskip("mindspore")
 from mindspore import nn as mnn  # noqa: E402
 from mindspore import ops  # noqa: E402
 
-from recompat.compat.compare import compare  # noqa: E402
+from recompat.compat.compare import ModelRunError, compare  # noqa: E402
 from recompat.compat.runs import MindSporeGraphError, run_mindspore, run_torch  # noqa: E402
 
 runtime = pytest.mark.runtime
@@ -727,5 +727,96 @@ def test_reference_float64_passes_a_correct_deep_twin_and_fails_a_planted_gelu()
 
 @runtime
 def test_reference_must_be_float64():
-    with pytest.raises(ValueError, match="reference must be None or 'float64'"):
+    with pytest.raises(ValueError, match="reference must be 'auto', 'float64' or None"):
         compare(_TorchResidualMLP(depth=1), _MsResidualMLP(depth=1), [_x(2, 256)], reference="float16")
+
+
+@runtime
+def test_the_default_verdict_is_the_roundoff_rule_and_given_tolerances_judge_instead():
+    """compare() without tolerances judges a correct 8x256 twin by the float64 reference (torch.testing's float32
+    defaults false-alarm on it); with rtol/atol given, those judge, as asked, and no reference is run."""
+    x = [_x(64, 256)]
+    report = compare(_TorchResidualMLP(), _MsResidualMLP(), x)
+    assert report.passed, str(report)
+    assert report.meta["reference"]["roundoff_factor"] == ROUNDOFF_FACTOR
+    torch.manual_seed(0)
+    assert not compare(_TorchResidualMLP(), _MsResidualMLP(), x, reference=None).passed
+    torch.manual_seed(0)
+    given = compare(_TorchResidualMLP(), _MsResidualMLP(), x, rtol=1e-3, atol=1e-3)
+    assert "reference" not in given.meta and all(r.ref_err_expected is None for r in given.rows)
+
+
+class _TorchFloat32Only(torch.nn.Module):
+    """Holds a plain float32 tensor attribute (not a buffer): .double() leaves it float32, so the float64 copy
+    raises in matmul."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.mix = torch.eye(4)
+
+    def forward(self, x):
+        return self.fc(x) @ self.mix
+
+
+class _MsFloat32Only(mnn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = mnn.Dense(4, 4)
+        self.mix = ms.Tensor(np.eye(4, dtype=np.float32))
+
+    def construct(self, x):
+        return ops.matmul(self.fc(x), self.mix)
+
+
+@runtime
+def test_a_model_that_cannot_run_in_float64_is_judged_by_tolerances_and_the_report_says_why():
+    report = compare(_TorchFloat32Only(), _MsFloat32Only(), [_x(3, 4)])
+    assert report.passed, str(report)
+    why = report.meta["reference"]["skipped"]
+    assert "did not run in float64" in why and "RuntimeError" in why
+    assert "judged by rtol/atol, not by the float64 reference" in str(report)
+    with pytest.raises(ModelRunError, match=r"torch \(float64 reference\)"):
+        compare(_TorchFloat32Only(), _MsFloat32Only(), [_x(3, 4)], reference="float64")
+
+
+class _TorchPositions(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.register_buffer("position_ids", torch.arange(4.0), persistent=False)
+
+    def forward(self, x):
+        return self.fc(x + self.position_ids)
+
+
+class _MsPositions(mnn.Cell):
+    def __init__(self, offset=0.0):
+        super().__init__()
+        self.fc = mnn.Dense(4, 4)
+        self.position_ids = ms.Tensor(np.arange(4.0, dtype=np.float32) + offset)
+
+    def construct(self, x):
+        return self.fc(x + self.position_ids)
+
+
+@runtime
+def test_a_non_persistent_buffer_against_a_constant_is_reported_not_failed():
+    report = compare(_TorchPositions(), _MsPositions(), [_x(3, 4)])
+    assert report.passed, str(report)
+    row = report.row("position_ids")
+    assert row.passed and "not compared: torch only" in row.message and "non-persistent" in row.message
+    # planted: a wrong constant in the port still fails where it is used
+    torch.manual_seed(0)
+    assert not compare(_TorchPositions(), _MsPositions(offset=1e-3), [_x(3, 4)]).passed
+
+
+def test_the_mean_signed_error_shows_a_constant_offset_the_largest_error_hides():
+    """x / (norm + 1e-6): an offset of 1e-6 on every element, no larger than scattered round-off at its largest."""
+    rng = np.random.default_rng(0)
+    truth = rng.standard_normal(4096).astype(np.float32)
+    noise = rng.standard_normal(4096) * 1e-6
+    scattered = compare_results(run("torch", y=truth), run("mindspore", y=(truth + noise).astype(np.float32))).row("y")
+    offset = compare_results(run("torch", y=truth), run("mindspore", y=truth + np.float32(1e-6))).row("y")
+    assert offset.max_abs_err <= scattered.max_abs_err
+    assert abs(offset.mean_err - 1e-6) < 1e-7 and abs(scattered.mean_err) < 1e-7
+    assert "mean" in compare_results(run("torch", y=truth), run("mindspore", y=truth + 1.0)).table()
