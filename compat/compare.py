@@ -59,6 +59,15 @@ The round-off rule (compare()'s default verdict)
     says when torch's float32 is the side far from the reference. A torch model that cannot be copied or run
     in float64 is judged by rtol/atol, and the report says why (``meta["reference"]["skipped"]``).
 
+What else fails a pair (compare())
+    A paired layer whose setting differs (BatchNorm momentum, LayerNorm eps, conv padding, Dropout p: the
+    params marked ``compare`` in mappings/) is a failing row of kind ``setting`` (``strict=True``, the default),
+    even where this run's numbers agree: momentum does nothing in evaluation mode, eps nothing on rows of large
+    variance. ``weights="as-is"`` copies nothing and first judges the values the two models hold, bit for bit
+    (rows of kind ``weight``): the user's own conversion is what is tested. Sides in different modes are refused
+    where a layer cares (BatchNorm, Dropout). A buffer the weight transfer left unpaired for a stated reason (a
+    non-persistent torch buffer such as ``position_ids`` against a constant in the port) is reported, not failed.
+
 NaN and Inf
     A non-finite value never passes, unless ``equal_nan=True`` and the other side holds the same
     non-finite value at the same place (NaN with NaN, +Inf with +Inf). Error statistics are taken
@@ -495,6 +504,50 @@ def judge_by_reference(row: CompareRow, e: np.ndarray, a: np.ndarray, ref: np.nd
         row.message = ""
 
 
+def transfer_rows(transfer, strict: bool = True, deliberate: Mapping[str, str] | None = None) -> list[CompareRow]:
+    """A failing row (kind "setting") for each paired layer whose setting differs (BatchNorm momentum, LayerNorm
+    eps, Dropout p): with strict, a port that computes differently in another mode, or on other data, does not
+    pass on the strength of this one run. Without strict, none (the settings stay warnings). ``deliberate``:
+    settings that differ on purpose (name -> why), reported as passing; one of them that no longer differs fails,
+    so the record stays true."""
+    if not strict:
+        return []
+    deliberate = dict(deliberate or {})
+
+    def row(name: str, passed: bool, message: str) -> CompareRow:
+        return CompareRow(name=name, kind="setting", expected_shape=None, actual_shape=None, expected_dtype=None,
+                          actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None, within=None,
+                          rtol=0.0, atol=0.0, passed=passed, message=message)
+
+    rows, seen = [], set()
+    for s in getattr(transfer, "settings", None) or ():
+        seen.add(s.name)
+        if s.name in deliberate:
+            rows.append(row(s.name, True, f"differs on purpose: {deliberate[s.name]}"))
+        else:
+            rows.append(row(s.name, False, f"{s.message} (strict=False keeps it a warning)"))
+    rows += [row(name, False, f"recorded as differing on purpose ({why}), but it no longer differs: update the "
+                              f"record") for name, why in deliberate.items() if name not in seen]
+    return rows
+
+
+def weight_rows(transfer) -> list[CompareRow]:
+    """compare(weights="as-is"): each paired parameter and buffer as the two models hold it before the run (kind
+    "weight"), equal bit for bit (within the MindSpore dtype's default tolerance where the dtypes differ): the
+    user's own weight conversion is what is judged."""
+    rows = []
+    for name, t, m in transfer.values():
+        t_dt, m_dt = t.dtype.name, m.dtype.name
+        r_tol, a_tol = (0.0, 0.0) if t_dt == m_dt else default_tolerance(m_dt)
+        max_abs, max_rel, cos, within, mean, msg = _compare_arrays(t, m, r_tol, a_tol, equal_nan=True)
+        rows.append(CompareRow(
+            name=name, kind="weight", expected_shape=tuple(t.shape), actual_shape=tuple(m.shape),
+            expected_dtype=t_dt, actual_dtype=m_dt, max_abs_err=max_abs, max_rel_err=max_rel, cosine=cos,
+            within=within, rtol=r_tol, atol=a_tol, passed=within == 1.0 and not msg, mean_err=mean,
+            message=f"the two models hold different values before the run: {msg}" if msg else ""))
+    return rows
+
+
 def _unpaired_by_design(report: CompareReport, transfer) -> None:
     """A buffer on one side only that the weight transfer left unpaired for a stated reason (a non-persistent torch
     buffer such as ``position_ids`` or ``inv_freq`` against a constant in the port; a tensor the layer pair's
@@ -597,9 +650,11 @@ class PairRuns:
     reference: RunResult | None
     transfer: Any
     no_reference: str = ""
+    weights: list[CompareRow] = field(default_factory=list)    # weights="as-is": the values before the run
 
 
 REFERENCES = ("auto", "float64", None)
+WEIGHTS = ("torch", "mindspore", "as-is")    # the side whose weights both run with; as-is: each its own
 
 
 def wants_reference(reference: str | None, rtol: Tolerance = None, atol: Tolerance = None) -> str | None:
@@ -612,18 +667,35 @@ def wants_reference(reference: str | None, rtol: Tolerance = None, atol: Toleran
     return reference
 
 
-def float64_twin(torch_model):
-    """A float64 copy of the torch model, taken before a step moves its buffers (BatchNorm statistics)."""
+def float64_twin(torch_model, reference: str | None = "auto"):
+    """(a float64 copy of the torch model, "") or (None, why not): take it before a step moves the model's buffers
+    (BatchNorm statistics). reference None: (None, ""); "float64": a copy that fails raises."""
     import copy
 
-    return copy.deepcopy(torch_model).double()
+    if reference is None:
+        return None, ""
+    try:
+        return copy.deepcopy(torch_model).double(), ""
+    except Exception as err:
+        if reference == "float64":
+            raise
+        return None, f"the torch model could not be copied into float64 ({type(err).__name__}: {err})"
 
 
-def run_reference(twin, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=None) -> RunResult:
-    """The float64 twin's run on the inputs cast to float64: the reference of the round-off rule."""
-    with _side("torch (float64 reference)", twin, "it ran in float32; a model that cannot run in float64 is judged "
-               "by rtol/atol: pass reference=None"):
-        return run_torch(twin, _as_float64(inputs), seed=seed, device=device, grad_inputs=grad_inputs)
+def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0, device: str = "cpu",
+                  grad_inputs=None) -> tuple[RunResult | None, str]:
+    """(the float64 twin's run on the inputs cast to float64, "") -- the reference of the round-off rule -- or
+    (None, why not). reference "float64": a run that fails raises (ModelRunError)."""
+    if twin is None:
+        return None, ""
+    try:
+        with _side("torch (float64 reference)", twin, "it ran in float32; a model that cannot run in float64 is "
+                   "judged by rtol/atol: pass reference=None"):
+            return run_torch(twin, _as_float64(inputs), seed=seed, device=device, grad_inputs=grad_inputs), ""
+    except ModelRunError as err:
+        if reference == "float64":
+            raise
+        return None, f"the torch model did not run in float64 ({type(err.__cause__).__name__}: {err.__cause__})"
 
 
 def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: str = "pynative", device: str = "cpu",
@@ -634,38 +706,31 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     from .weights import transfer_weights
 
     reference = wants_reference(reference)
-    if weights not in ("torch", "mindspore"):
-        raise ValueError(f"weights must be 'torch' or 'mindspore', not {weights!r}")
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be 'torch', 'mindspore' or 'as-is', not {weights!r}")
     if ms_mode not in MS_MODES:
         raise ValueError(f"ms_mode must be {' or '.join(map(repr, MS_MODES))}, not {ms_mode!r}")
     _same_mode(torch_model, ms_model)
-    if weights == "torch":
+    held = []
+    if weights == "as-is":
+        transfer = transfer_weights(torch_model, ms_model, copy=False)
+        held = weight_rows(transfer)         # before a step moves the buffers
+    elif weights == "torch":
         transfer = transfer_weights(torch_model, ms_model)
     else:
         transfer = transfer_weights(ms_model, torch_model)
     name_map = dict(transfer.name_map)
     _needs_grad(*_normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
-    twin64, ref, no_reference = None, None, ""
-    if reference is not None:
-        try:
-            twin64 = float64_twin(torch_model)
-        except Exception as err:
-            if reference == "float64":
-                raise
-            no_reference = f"the torch model could not be copied into float64 ({type(err).__name__}: {err})"
+    twin64, no_copy = float64_twin(torch_model, reference)
     with _side("torch", torch_model, "the MindSpore side was not run"):
         expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs)
-    if twin64 is not None:
-        try:
-            ref = run_reference(twin64, inputs, seed=seed, device=device, grad_inputs=grad_inputs)
-        except ModelRunError as err:
-            if reference == "float64":
-                raise
-            no_reference = f"the torch model did not run in float64 ({type(err.__cause__).__name__}: {err.__cause__})"
+    ref, no_run = run_reference(twin64, inputs, reference=reference, seed=seed, device=device,
+                                grad_inputs=grad_inputs)
+    no_reference = no_copy or no_run
     with _side("MindSpore", ms_model, "the torch side ran"):
         actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs)
     _to_torch_layout(actual, transfer)
-    return PairRuns(expected, actual, ref, transfer, no_reference)
+    return PairRuns(expected, actual, ref, transfer, no_reference, held)
 
 
 def compare(
@@ -682,6 +747,7 @@ def compare(
     equal_nan: bool = False,
     grad_inputs=None,
     reference: str | None = "auto",
+    strict: bool = True,
 ) -> CompareReport:
     """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
     with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
@@ -693,13 +759,20 @@ def compare(
     round-off never fails a correct twin, whatever its size, and the report says which side is off. Given
     ``rtol``/``atol``, "auto" judges by those instead; a torch model that cannot be copied or run in float64 is
     judged by rtol/atol too, and the report says why. "float64" insists on the reference (the copy's error is
-    raised); None judges by rtol/atol only."""
+    raised); None judges by rtol/atol only.
+
+    ``weights``: "torch" (the default) copies torch's weights into the MindSpore model, "mindspore" the other way;
+    "as-is" copies nothing and first judges the values the two models hold (rows of kind "weight", equal bit for
+    bit), so the user's own conversion is tested. ``strict`` (the default): a paired layer whose setting differs
+    (BatchNorm momentum, LayerNorm eps, Dropout p) is a failing row of kind "setting", even where this run's
+    numbers agree (momentum in evaluation mode); strict=False leaves it a transfer warning."""
     reference = wants_reference(reference, rtol, atol)
     runs = run_pair(torch_model, ms_model, inputs, weights=weights, ms_mode=ms_mode, device=device, seed=seed,
                     grad_inputs=grad_inputs, reference=reference)
     expected, actual, ref, transfer = runs.expected, runs.actual, runs.reference, runs.transfer
     name_map = dict(transfer.name_map)
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan, reference=ref)
+    report.rows[:0] = [*transfer_rows(transfer, strict), *runs.weights]
     _unpaired_by_design(report, transfer)
     if runs.no_reference:
         report.meta["reference"] = {"skipped": runs.no_reference}
@@ -712,6 +785,7 @@ def compare(
                                   "nothing to compare and no gradient flowed — return the output tensors"))
     report.meta.update({
         "weights": weights,
+        "strict": strict,
         "ms_mode": ms_mode,
         "device": device,
         "seed": seed,

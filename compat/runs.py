@@ -11,6 +11,7 @@
   around the forward only: what it measures is not charged the backward's recomputation. MindSpore
   enters it inside the differentiated function (PyNative; GRAPH mode compiles the forward, so it is
   not entered there).
+* On a CUDA device float32 runs in full float32: TF32 (cuDNN's default for convolutions) is off for the run.
 * The model runs once, in the mode the caller left it in (``model.train()`` / ``cell.set_train()``).
   The seed is set first (``torch.manual_seed`` inside ``torch.random.fork_rng``, so the caller's
   torch RNG is left as it was; ``mindspore.set_seed``, which is process-global).
@@ -304,9 +305,27 @@ def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=
     result = RunResult(framework="torch", meta=_meta(torch.__version__, str(dev), "eager", model.training, seed))
     for p in model.parameters():
         p.grad = None
-    args, leaves = _torch_step(model, values, keys, needs_grad, seed, dev, forward_context)
+    with _full_float32(dev):
+        args, leaves = _torch_step(model, values, keys, needs_grad, seed, dev, forward_context)
     _record_torch(result, model, args, leaves, needs_grad, keys)
     return result
+
+
+@contextlib.contextmanager
+def _full_float32(dev):
+    """On a CUDA device, float32 matmuls and convolutions in float32, not TF32 (cuDNN allows TF32 convolutions by
+    default): TF32 keeps 10 mantissa bits, and a differential run compares float32 with float32. Restored after."""
+    if dev.type != "cuda":
+        yield
+        return
+    import torch
+
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def _torch_step(model, values, keys, needs_grad, seed: int, dev, forward_context):

@@ -14,7 +14,9 @@ check                  what must hold
 torch-recompute        (a) torch, one torch form with recompute vs the same weights without: equal (1e-6)
 mindspore-recompute    (b) MindSpore, one form with recompute vs without, in PYNATIVE or GRAPH mode: equal
 cross                  (c) torch vs MindSpore on torch's weights (transfer_weights), recompute off
-                       ("plain") or on ("recompute"): within the pair's tolerance
+                       ("plain") or on ("recompute"): by the round-off rule against a float64 run of the
+                       torch twin (the pair's rtol/atol only where it cannot run in float64); a paired
+                       layer whose setting differs fails (strict)
 memory                 (d) bytes kept for backward by the forward (compat.memory.SavedTensors), with and
                        without recompute, per framework and form: recompute keeps fewer; time overhead
 =====================  ==================================================================================
@@ -30,7 +32,9 @@ Devices: ``cpu`` always; ``gpu`` is torch.cuda and MindSpore's GPU backend; ``as
 (torch needs torch_npu there, which recompat does not drive). MindSpore's device is process-global: a process
 runs MindSpore on one device. Record and replay (``record_dir`` / ``against_dir``): the cross check saves (or
 loads instead of running) the torch side of each pair and variant, with torch's weights, so a GPU machine's torch
-run can be checked against MindSpore elsewhere.
+run can be checked against MindSpore elsewhere. On replay the float64 reference and the float32 run that measures
+round-off are torch's on this machine's CPU; MindSpore and the recorded run are each judged by them (rows
+``<name> (recorded on <device>)``), so a recording that is off fails as MindSpore would.
 
 Planted bugs (:mod:`recompat.compat.mutants`) go through the same code: ``run_case(case, mutant=m)``.
 """
@@ -40,7 +44,7 @@ import io
 import json
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -50,7 +54,7 @@ from recompat._files import write_atomic
 from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, TORCH_DEVICES
 
 from . import zoo
-from .compare import CompareReport, compare_results
+from .compare import CompareReport, compare_results, float64_twin, run_reference, transfer_rows
 from .memory import MEASURE, SavedTensors
 from .runs import RunResult, load_arrays, run_mindspore, run_torch
 from .weights import transfer_weights
@@ -295,12 +299,18 @@ def _cross(pair, case, mutant, options):
     mmodel = _build_ms(pair, recompute, ms_form, mutant, training)
     weights = _torch_state(tmodel)
     transfer = transfer_weights(tmodel, mmodel)           # before the torch step changes any buffer
+    twin, no_reference = float64_twin(tmodel)             # the round-off rule's reference, the same moment
     if mutant is not None:
         mutant.after_transfer(mmodel)
+    calibration = None
     if replay:
         expected_runs = _replayed(Path(options.against_dir), case, weights)
         if isinstance(expected_runs, Outcome):
             return expected_runs
+        if twin is not None:
+            # the round-off rule's measure of float32 round-off comes from a torch run beside the reference: here,
+            # on the CPU. A recording from another device is judged by it, as MindSpore is
+            calibration = run_torch(tmodel, arrays, seed=SEED, device=device, grad_inputs=grads)
     else:
         expected = run_torch(tmodel, arrays, seed=SEED, device=device, grad_inputs=grads)
         expected_runs = {device: expected}
@@ -308,12 +318,23 @@ def _cross(pair, case, mutant, options):
             _record(Path(options.record_dir), case, device, expected, weights)
     actual = run_mindspore(mmodel, arrays, seed=SEED, mode=case.ms_mode, name_map=transfer.name_map,
                            grad_inputs=grads)
-    rtol, atol = pair.tolerance
+    # on the torch device of this run (replay: here, on the CPU), whatever device a recording came from
+    reference, no_run = run_reference(twin, arrays, seed=SEED, device=device, grad_inputs=grads)
+    rtol, atol = pair.tolerance          # only where the torch model cannot run in float64
     verdicts = []
     for torch_on, expected in expected_runs.items():
-        report = compare_results(expected, actual, rtol=rtol, atol=atol)
+        if calibration is not None and reference is not None:
+            report = compare_results(calibration, actual, reference=reference)
+            recorded = replace(expected, framework=f"torch recorded on {torch_on}")
+            report.rows += [replace(r, name=f"{r.name} (recorded on {torch_on})")
+                            for r in compare_results(calibration, recorded, reference=reference).rows]
+        else:
+            report = compare_results(expected, actual, rtol=rtol, atol=atol, reference=reference)
+        report.rows[:0] = transfer_rows(transfer, strict=True, deliberate=pair.settings_differ)
         report.meta["transfer"] = {"warnings": list(transfer.warnings)}
         report.meta["torch_device"] = torch_on
+        if no_reference or no_run:
+            report.meta["reference"] = {"skipped": no_reference or no_run}
         verdicts.append(_verdict(case, pair, report))
     failed = [v for v in verdicts if v.status != "passed"]
     outcome = failed[0] if failed else verdicts[0]

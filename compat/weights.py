@@ -3,7 +3,8 @@
     t = transfer_weights(torch_model, ms_model)     # torch -> MindSpore
     t = transfer_weights(ms_model, torch_model)     # MindSpore -> torch
     t.name_map["fc1.weight"]                         # -> "fc1.weight" (BatchNorm: "bn.weight" -> "bn.gamma")
-    t.warnings                                       # settings that make outputs differ even with equal weights
+    t.settings                                       # settings that make outputs differ even with equal weights
+    t.warnings                                       # those, and everything else worth a look
 
 How it pairs. Both module trees are walked (torch `_modules`, MindSpore `_cells`: the trees
 named_modules() and cells_and_names() walk, shared children kept at every path) and modules pair by
@@ -17,9 +18,13 @@ it does not know, pairs with the same name. torch wrappers listed in parameters.
 (checkpoint_wrapper's `_checkpoint_wrapped_module`, ...) add no path component.
 
 Settings. The entry's params marked `compare` (BatchNorm momentum, Conv2d padding, LayerNorm eps, ...)
-are compared on every paired layer and each difference is a warning: torch's value goes through the
+are compared on every paired layer and each difference is a `Setting` (also a warning): torch's value goes
+through the
 param's `convert`, the converter translation uses (translator/convert.py), so the two cannot disagree
-on a convention.
+on a convention. compare() fails a pair with a differing setting (strict, its default).
+
+Pairing without copying. `transfer_weights(..., copy=False)` pairs and checks as above and copies nothing: what
+compare(weights="as-is") needs to judge the user's own weight conversion.
 
 Names reported are each framework's own: torch's as named_parameters() gives them (wrapper prefixes
 kept), MindSpore's as parameters_and_names() gives them: the attribute path from the root Cell.
@@ -86,6 +91,15 @@ class Skipped(NamedTuple):
     reason: str
 
 
+class Setting(NamedTuple):
+    """A paired layer's setting whose MindSpore value differs from torch's (after the param's convert)."""
+    name: str             # torch's layer path and argument: "encoder.bn.momentum"
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
 @dataclass
 class Problem:
     kind: str             # unmatched | shape | tied
@@ -108,10 +122,13 @@ class Transfer:
     skipped: list[Skipped] = field(default_factory=list)
     name_map: dict[str, str] = field(default_factory=dict)      # torch name -> MindSpore name
     problems: list[Problem] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)           # every setting's message among them
+    settings: list[Setting] = field(default_factory=list)
     buffers: list[str] = field(default_factory=list)            # torch names of paired buffers (not parameters)
     ms_parameter_names: dict[str, str] = field(default_factory=dict)   # MindSpore path -> Parameter.name
     copied: bool = False
+    # the paired tensor objects, (torch tensor, MindSpore Parameter), in the order of pairs
+    tensors: list[tuple[Any, Any]] = field(default_factory=list, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -124,6 +141,12 @@ class Transfer:
             return rev[ms]
         by_param_name = {pname: rev[path] for path, pname in self.ms_parameter_names.items() if path in rev}
         return by_param_name.get(getattr(ms, "name", ms))
+
+    def values(self):
+        """(torch name, torch's value, MindSpore's value in torch's shape) for each pair, as NumPy arrays: what the
+        two models hold now."""
+        for pair, (t, m) in zip(self.pairs, self.tensors):
+            yield pair.torch_name, _torch_array(t), _ms_array(m).reshape(pair.shape)
 
     def report(self) -> str:
         lines = [f"transfer_weights {self.direction}: {len(self.pairs)} tensors "
@@ -539,10 +562,11 @@ def _sides(a, b):
                     f"not {type(a).__name__} and {type(b).__name__}")
 
 
-def transfer_weights(src, dst, *, strict: bool = True, mappings=None) -> Transfer:
+def transfer_weights(src, dst, *, strict: bool = True, mappings=None, copy: bool = True) -> Transfer:
     """Copy every parameter and buffer of `src` into `dst` (a torch nn.Module and a MindSpore nn.Cell, either
     order), pairing modules by path and names through the layer pairs in mappings/. Raises WeightTransferError
-    listing every unmatched tensor and shape mismatch (strict=True), or reports them in the Transfer."""
+    listing every unmatched tensor and shape mismatch (strict=True), or reports them in the Transfer.
+    copy=False: pair and check only, leaving both models' values as they are."""
     tmodel, mmodel, direction = _sides(src, dst)
     maps = mappings or _mappings.default()
     layers = maps.layer_pairs
@@ -600,13 +624,16 @@ def transfer_weights(src, dst, *, strict: bool = True, mappings=None) -> Transfe
         _pair_layer(path, t, m, layer, tslots, mslots, result, unmatched, candidates)
         if layer is not None:
             for p in layer.settings:
-                result.warnings.extend(_check_setting(layer, p, t, m, path))
+                for message in _check_setting(layer, p, t, m, path):
+                    result.settings.append(Setting(_join(path, p.torch), message))
+                    result.warnings.append(message)
 
     _finish(result, unmatched, candidates, tt, mt)
 
     if result.problems and strict:
         raise WeightTransferError(_message(result), result)
-    _copy(result, candidates)
+    if copy:
+        _copy(result, candidates)
     return result
 
 
@@ -748,6 +775,7 @@ def _finish(result: Transfer, unmatched, candidates, tt: _Tree, mt: _Tree):
     conversions: dict[tuple[str, str], list[str]] = {}
     for ts, ms, tp in candidates:
         result.pairs.append(Pair(ts.name, ms.name, ts.shape))
+        result.tensors.append((ts.tensor, ms.tensor))
         if ts.buffer:
             result.buffers.append(ts.name)
         src, dst = (ts, ms) if forward else (ms, ts)

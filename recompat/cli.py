@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 import recompat
-from recompat.constants import DEVICES, DIRECTIONS, MS_MODES, SCOPES, STYLES, either
+from recompat.constants import DEMO_ATOL, DEMO_RTOL, DEVICES, DIRECTIONS, MS_MODES, SCOPES, STYLES, either
 
 EXIT_OK, EXIT_ERROR = 0, 2     # 1, "--check found changes", is the translator's and the docs' to return
 
@@ -312,9 +312,10 @@ def _demo_parser(sub, light: bool = False) -> argparse.ArgumentParser:
     d.add_argument("-j", "--jobs", type=_jobs, default=defaults.jobs, metavar="N",
                    help="translate in N processes; 0: one per CPU (default: %(default)s)")
     d.add_argument("--rtol", type=float, default=defaults.rtol,
-                   help="relative tolerance of the comparison (default: %(default)g)")
+                   help="judge by this relative tolerance instead of the default verdict, the round-off rule "
+                        f"against a float64 run of the torch model (with --atol alone: {DEMO_RTOL:g})")
     d.add_argument("--atol", type=float, default=defaults.atol,
-                   help="absolute tolerance of the comparison (default: %(default)g)")
+                   help=f"judge by this absolute tolerance instead (with --rtol alone: {DEMO_ATOL:g})")
     d.add_argument("--diff", action="store_true", help="also print the translation's unified diff to stdout")
     d.add_argument("-v", "--verbose", action="store_true", help="also print every translated site on stderr")
     d.add_argument("--no-run", dest="run", action="store_false",

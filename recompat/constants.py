@@ -25,7 +25,9 @@ TORCH_DEVICES = {"cpu": "cpu", "gpu": "cuda"}                   # none for ascen
 # paired examples of mappings/examples/ (an example may set its own RTOL/ATOL; output.txt records the values),
 # and what the docs and the pytest plugin's example suggest.
 CROSS_RTOL, CROSS_ATOL = 1e-4, 1e-5
-# `recompat demo` compares whole models (examples/train.py) and keeps atol 1e-4: their convolution weight
+# `recompat demo` judges whole models (examples/train.py) by the round-off rule (compat/compare.py); these are its
+# rtol/atol where a model cannot run in float64, and the other half of a lone --rtol/--atol. atol 1e-4: their
+# convolution weight
 # gradients are sums over batch x height x width, where the two frameworks' summation orders differ by a few
 # millionths of the largest term, which an elementwise rule at atol 1e-5 does not absorb on every machine
 # (compare.py's Conv2d row: 6.1e-4 absolute error; "rtol=1e-4, atol=1e-4 ... passes").

@@ -4,7 +4,9 @@
 2. For each example model of examples/train.py (``EXAMPLES``): build the torch model with checkpointing on, and its
    twin with the same builder from the translated copy of tinynets (the builders take the package as a parameter, so
    there is one table of the examples); transfer the torch weights, run one forward and one backward on each side on
-   the example's batch (dropout 0) and compare outputs, input gradients and parameter gradients.
+   the example's batch (dropout 0) and judge outputs, input gradients, parameter gradients, the buffers after the
+   step (BatchNorm running statistics) and the paired layers' settings: by the round-off rule against a float64
+   run of the torch model (compat.compare), or by --rtol/--atol when given.
 3. Write DIR/report.json and DIR/report.html (rendered by recompat.reports.html), print a table and where the report is.
 
 A model runs only when every project file it is built from translated without a manual site: such a file still holds
@@ -34,7 +36,7 @@ from typing import IO
 
 from recompat.constants import DEMO_ATOL, DEMO_RTOL
 
-JUDGED = ("output", "input-grad", "param-grad")    # what must agree; buffers are reported, not judged
+JUDGED = ("output", "input-grad", "param-grad", "buffer", "setting")    # what must agree
 STATUSES = ("agree", "mismatch", "failed", "not-translated")
 SEED = 0
 MS_MODE = "pynative"        # the MindSpore mode every model runs in
@@ -57,8 +59,17 @@ class Settings:
     diff: bool = False          # also print the unified diff to stdout
     verbose: bool = False       # the translator's per-site lines on stderr
     run: bool = True            # False: translate and report only (no torch, no MindSpore)
-    rtol: float = DEMO_RTOL     # cross-framework, whole models: the reason is at their definition
-    atol: float = DEMO_ATOL
+    rtol: float | None = None   # None: the round-off rule against float64 (DEMO_RTOL/ATOL where a model cannot
+    atol: float | None = None   # run in float64: the reason is at their definition)
+
+
+def verdict(settings: Settings) -> str:
+    """How the models are judged, in words."""
+    if settings.rtol is None and settings.atol is None:
+        return "the round-off rule against a float64 run of the torch model"
+    rtol = DEMO_RTOL if settings.rtol is None else settings.rtol
+    atol = DEMO_ATOL if settings.atol is None else settings.atol
+    return f"rtol {rtol:g}, atol {atol:g}"
 
 
 @dataclass
@@ -73,7 +84,8 @@ class ModelResult:
     ran: bool = False           # both sides ran forward and backward
     stage: str = ""             # where it failed: torch, import, build, transfer, run
     errors: dict = field(default_factory=dict)       # kind -> {max_abs_err, passed, failed, total, worst}
-    buffers: dict = field(default_factory=dict)      # {total, differ: [names]}: BatchNorm statistics, not judged
+    verdict: str = ""                                # how it was judged, where not as the settings say
+    buffers: dict = field(default_factory=dict)      # {total, differ: [names]}: BatchNorm statistics after the step
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     compare: dict | None = None                      # CompareReport.to_dict()
@@ -233,9 +245,10 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
     import torch
 
     from recompat.compat import compare_results, run_mindspore, run_torch, transfer_weights
+    from recompat.compat.compare import float64_twin, run_reference, transfer_rows, wants_reference
 
     start = time.perf_counter()
-    res = ModelResult(example.name, example.form)
+    res = ModelResult(example.name, example.form, verdict=verdict(settings))
     roots = [settings.dest, settings.src]
     stage = "torch"
     try:
@@ -265,13 +278,20 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         transfer = transfer_weights(tmodel, cell)
         res.warnings = list(transfer.warnings)
         stage = "run"
+        reference = wants_reference("auto", settings.rtol, settings.atol)
+        twin, no_copy = float64_twin(tmodel, reference)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # torch's use_reentrant notice: two examples leave it out on purpose
             expected = run_torch(tmodel, inputs, seed=SEED)
+            ref, no_run = run_reference(twin, inputs, reference=reference, seed=SEED)
             actual = run_mindspore(cell, inputs, seed=SEED, mode=MS_MODE, name_map=transfer.name_map)
         res.ran = True
         stage = "compare"
-        report = compare_results(expected, actual, rtol=settings.rtol, atol=settings.atol)
+        report = compare_results(expected, actual, rtol=DEMO_RTOL if settings.rtol is None else settings.rtol,
+                                 atol=DEMO_ATOL if settings.atol is None else settings.atol, reference=ref)
+        report.rows[:0] = transfer_rows(transfer)
+        if reference and ref is None:
+            res.verdict = f"rtol {DEMO_RTOL:g}, atol {DEMO_ATOL:g}: {no_copy or no_run}"
     except Exception as exc:
         res.status, res.stage = "failed", "import" if isinstance(exc, _ImportFailed) else stage
         res.reason = f"{res.stage}: {reason(exc, roots)}"
@@ -300,8 +320,9 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
     if not judged:
         res.reason = "nothing was compared: neither side produced an output or a gradient"
     else:
-        worst = max(failed, key=lambda r: -1 if r.max_abs_err is None else r.max_abs_err)
-        res.reason = (f"{len(failed)} of {len(judged)} tensors outside rtol {settings.rtol:g}, atol {settings.atol:g}; "
+        # a setting that differs is the likeliest cause of the rest, and says what to change: it comes first
+        worst = max(failed, key=lambda r: (r.kind == "setting", -1 if r.max_abs_err is None else r.max_abs_err))
+        res.reason = (f"{len(failed)} of {len(judged)} judged tensors and settings fail ({res.verdict}); "
                       f"e.g. {worst.name}: {worst.message}")
     return res
 
@@ -394,7 +415,7 @@ def _run(settings: Settings, stdout: IO[str], stderr: IO[str]) -> int:
         doc = {"kind": "recompat-demo", "tool": "recompat", "version": __version__,
                "source": _shown(src), "output": _shown(dest),
                "settings": {"scope": settings.scope, "style": settings.style, "rtol": settings.rtol,
-                            "atol": settings.atol, "seed": SEED, "dropout": DROPOUT, "ms_mode": MS_MODE,
+                            "atol": settings.atol, "verdict": verdict(settings), "judged": list(JUDGED), "seed": SEED, "dropout": DROPOUT, "ms_mode": MS_MODE,
                             "run": settings.run, "models": settings.models},
                "versions": _versions(), "seconds": round(time.perf_counter() - started, 2),
                "totals": _totals(results, translation), "apis": _apis(translation),
@@ -446,7 +467,7 @@ def _cell(errors: dict, kind: str) -> str:
 
 def table(doc: dict) -> str:
     """The models as a plain-text table, one line each."""
-    header = ("model", "translated", "ran", "output", "input grad", "param grad", "result")
+    header = ("model", "translated", "ran", "output", "input grad", "param grad", "buffers", "settings", "result")
     lines = [header]
     for r in doc["models"]:
         if r["translated"]:
@@ -478,10 +499,10 @@ def print_summary(doc: dict, page: Path, beside: Path, out: IO[str]) -> None:
             if r["status"] != "agree":
                 text = f"  {r['name']}: {r['reason']}"
                 print(text if len(text) <= 200 else text[:197] + "...", file=out)
-        tol = f"rtol {doc['settings']['rtol']:g}, atol {doc['settings']['atol']:g}"
         print(f"\nmodels: {t['models']}, translated {t['translated']}, ran {t['ran']}, agree {t['agree']}, "
               f"mismatch {t['mismatch']}, failed {t['failed']}, not yet translatable {t['not-translated']} "
-              f"(outputs, input and parameter gradients vs torch, {tol})", file=out)
+              f"(outputs, input and parameter gradients, buffers and layer settings vs torch, by "
+              f"{doc['settings']['verdict']})", file=out)
         if t["not-translated"]:
             one = t["not-translated"] == 1
             print(f"{t['not-translated']} model{' is' if one else 's are'} not yet convertible: "

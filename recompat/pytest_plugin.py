@@ -7,7 +7,7 @@ A user's own pair, in about ten lines::
     def test_my_block(recompat_compare):
         torch_model, ms_model = MyTorchBlock(), MyMsBlock()           # the two twins, in training mode
         x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
-        report = recompat_compare(torch_model, ms_model, [x], rtol=1e-4, atol=1e-5)
+        report = recompat_compare(torch_model, ms_model, [x])    # the round-off rule; or rtol=, atol=
         assert report.passed, str(report)       # str: the failing rows, the verdict
 
 Options (also taken by ``recompat test``)::

@@ -313,8 +313,8 @@ def _compare_rows(report: dict | None) -> list[dict]:
 
 
 def _demo(doc: dict):
-    kinds = ("output", "input-grad", "param-grad")
     settings, totals = doc["settings"], doc["totals"]
+    kinds = tuple(settings.get("judged") or ("output", "input-grad", "param-grad"))
     models = []
     for r in doc["models"]:
         cells = []
@@ -323,13 +323,7 @@ def _demo(doc: dict):
             err = None if not e else e.get("max_abs_err")
             cells.append((k, dict(passed=None if not e else bool(e.get("passed")), err=_num(err),
                                   value="" if err is None else repr(float(err)))))
-        buffers = r.get("buffers") or {}
-        differ = buffers.get("differ") or []
-        note = ""
-        if buffers.get("total"):
-            note = (f"buffers: {len(differ)} of {buffers['total']} differ (not judged; BatchNorm inside a checkpointed "
-                    f"region updates its statistics twice in torch){': ' + ', '.join(differ[:4]) if differ else ''}"
-                    f"{', ...' if len(differ) > 4 else ''}")
+        note = f"judged by {r['verdict']}" if r.get("verdict") and r["verdict"] != settings.get("verdict") else ""
         status = r["status"]
         headline = {"agree": "outputs and gradients agree", "mismatch": "outputs or gradients differ",
                     "failed": f"failed at {r.get('stage') or '?'}",
@@ -358,5 +352,5 @@ def _demo(doc: dict):
                  translation=translation, source=doc.get("source", "?"), output=doc.get("output", "?"),
                  scope=settings.get("scope", "?"), seconds=doc.get("seconds", "?"),
                  torch=versions.get("torch", "?"), mindspore=versions.get("mindspore", "?"),
-                 tolerance=f"rtol {_num(settings.get('rtol'))}, atol {_num(settings.get('atol'))}")
+                 verdict=settings.get("verdict") or f"rtol {_num(settings.get('rtol'))}, atol {_num(settings.get('atol'))}")
     return model, "recompat demo: the example project translated, run and compared"

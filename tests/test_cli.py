@@ -100,6 +100,11 @@ def test_help_via_python_m_and_console_script(tmp_path):
     for flag in ("--in-place", "--diff", "--check", "--json", "--exclude", "--jobs", "--quiet", "--style", "--to"):
         assert flag in r.stdout
     assert "examples:" in r.stdout
+    for command in ("demo", "test", "docs"):      # every command's help renders (its defaults included)
+        r = subprocess.run([sys.executable, "-m", "recompat", command, "--help"], capture_output=True, text=True)
+        assert r.returncode == 0 and "usage:" in r.stdout, (command, r.stderr)
+    assert "round-off rule" in subprocess.run([sys.executable, "-m", "recompat", "demo", "--help"],
+                                              capture_output=True, text=True).stdout
 
     # --help loads neither the frameworks nor the translator.
     r = subprocess.run([sys.executable, "-c", "import sys; from recompat.cli import main\n"

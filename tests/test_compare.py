@@ -534,9 +534,13 @@ def test_planted_layernorm_epsilon(planted):
     if planted:
         assert not report.row("output").passed
         assert not report.row("input[0].grad").passed
-    # and with ordinary (variance ~1) rows the same planted difference stays inside tolerance
+    # with ordinary (variance ~1) rows the same planted difference stays inside tolerance: only the setting row
+    # (strict, the default) fails it
     if planted:
-        assert compare(t, m, [_x(4, 16)], rtol=XRTOL, atol=XATOL).passed
+        ordinary = compare(t, m, [_x(4, 16)], rtol=XRTOL, atol=XATOL)
+        assert [(r.name, r.kind) for r in ordinary.failures] == [("ln.eps", "setting")], str(ordinary)
+        assert "construct it with epsilon=1e-05" in ordinary.failures[0].message
+        assert compare(t, m, [_x(4, 16)], rtol=XRTOL, atol=XATOL, strict=False).passed
 
 
 class TorchBN(torch.nn.Module):
@@ -570,8 +574,14 @@ def test_planted_batchnorm_momentum_not_converted(planted):
     buffers = {r.name for r in report.rows if r.kind == "buffer"}
     assert buffers == {"bn.running_mean", "bn.running_var"}
     if planted:
-        # training-mode outputs and gradients use batch statistics: only the buffers catch it
-        assert {r.name for r in report.failures} == buffers
+        # training-mode outputs and gradients use batch statistics: only the buffers and the setting catch it
+        assert {r.name for r in report.failures} == buffers | {"bn.momentum"}
+        # in evaluation mode only the setting does: the numbers agree
+        t.eval()
+        m.set_train(False)
+        evaluated = compare(t, m, [_x(16, 6, scale=2.0)])
+        assert [r.name for r in evaluated.failures] == ["bn.momentum"], str(evaluated)
+        assert compare(t, m, [_x(16, 6, scale=2.0)], strict=False).passed
 
 
 class TorchChain(torch.nn.Module):
@@ -820,3 +830,66 @@ def test_the_mean_signed_error_shows_a_constant_offset_the_largest_error_hides()
     assert offset.max_abs_err <= scattered.max_abs_err
     assert abs(offset.mean_err - 1e-6) < 1e-7 and abs(scattered.mean_err) < 1e-7
     assert "mean" in compare_results(run("torch", y=truth), run("mindspore", y=truth + 1.0)).table()
+
+
+def _convert_by_hand(t, m, skip=(), transpose=()):
+    """A user's own weight conversion, torch -> MindSpore, by name (BatchNorm: gamma/beta/moving_*)."""
+    renames = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean", "running_var": "moving_variance"}
+    ms_params = dict(m.parameters_and_names())
+    for name, value in {**dict(t.named_parameters()), **dict(t.named_buffers())}.items():
+        if name in skip or name.endswith("num_batches_tracked"):
+            continue
+        layer, _, leaf = name.rpartition(".")
+        target = name if name in ms_params else f"{layer}.{renames[leaf]}"
+        array = value.detach().numpy()
+        ms_params[target].set_data(ms.Tensor(array.T.copy() if name in transpose else array))
+
+
+@runtime
+def test_weights_as_is_judges_the_users_own_conversion():
+    t, m = TorchBN(), MsBN(momentum=0.9)
+    t.eval()
+    with torch.no_grad():
+        t.bn.running_var.uniform_(0.5, 2.0)
+        t.bn.running_mean.uniform_(-1.0, 1.0)
+    x = [_x(16, 6, scale=2.0)]
+    _convert_by_hand(t, m)
+    report = compare(t, m, x, weights="as-is")
+    assert report.passed, str(report)
+    assert {r.name for r in report.rows if r.kind == "weight"} == {
+        "fc.weight", "fc.bias", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"}
+    # planted: a running_var the conversion forgot (MindSpore's is left at ones) fails by name, before the run
+    m = MsBN(momentum=0.9)
+    _convert_by_hand(t, m, skip={"bn.running_var"})
+    forgot = compare(t, m, x, weights="as-is")
+    assert not forgot.row("bn.running_var").passed and "before the run" in forgot.row("bn.running_var").message
+    assert forgot.row("fc.weight").passed
+    # the same pair compared the usual way copies torch's weights and hides the user's mistake
+    assert compare(t, m, x).passed
+
+
+@runtime
+def test_weights_as_is_catches_a_transposed_square_weight():
+    t, m = TorchMLP(d_in=8, d_hidden=8), MsMLP(d_in=8, d_hidden=8)
+    _convert_by_hand(t, m, transpose={"fc1.weight"})
+    report = compare(t, m, [_x(3, 8)], weights="as-is")
+    assert [r.name for r in report.failures if r.kind == "weight"] == ["fc1.weight"]
+    assert not report.row("output").passed
+    with pytest.raises(ValueError, match="weights must be 'torch', 'mindspore' or 'as-is'"):
+        compare(t, m, [_x(3, 8)], weights="asis")
+
+
+def test_settings_that_differ_fail_unless_recorded_as_deliberate_and_a_stale_record_fails():
+    from types import SimpleNamespace
+
+    from recompat.compat.compare import transfer_rows
+    from recompat.compat.weights import Setting
+
+    transfer = SimpleNamespace(settings=[Setting("conv.padding", "Conv2d 'conv': torch padding=(0, 0) ...")])
+    (row,) = transfer_rows(transfer)
+    assert row.kind == "setting" and not row.passed and "strict=False keeps it a warning" in row.message
+    assert transfer_rows(transfer, strict=False) == []
+    (row,) = transfer_rows(transfer, deliberate={"conv.padding": "padded explicitly"})
+    assert row.passed and "differs on purpose: padded explicitly" in row.message
+    stale = transfer_rows(SimpleNamespace(settings=[]), deliberate={"conv.padding": "padded explicitly"})
+    assert [(r.name, r.passed) for r in stale] == [("conv.padding", False)] and "no longer differs" in stale[0].message

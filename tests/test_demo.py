@@ -68,6 +68,19 @@ def plant(monkeypatch, text: str) -> None:
     monkeypatch.setattr(runs, "translation_doc", translate_then_plant)
 
 
+def edit_translation(monkeypatch, rel: str, edit) -> None:
+    """After the real translation, rewrite the translated file ``rel`` (under the output folder) with ``edit``."""
+    real = runs.translation_doc
+
+    def translate_then_edit(opts, **kwargs):
+        doc = real(opts, **kwargs)
+        path = Path(opts.output) / rel
+        path.write_text(edit(path.read_text()))
+        return doc
+
+    monkeypatch.setattr(runs, "translation_doc", translate_then_edit)
+
+
 def model(doc: dict, name: str) -> dict:
     return next(m for m in doc["models"] if m["name"] == name)
 
@@ -145,7 +158,7 @@ def test_a_complete_translation_agrees_with_torch(tmp_path, capsys, monkeypatch)
     m = model(json.loads((tmp_path / "demo" / "report.json").read_text()), "mlp")
     assert m["status"] == "agree", m["reason"]
     assert m["translated"] and m["ran"]
-    assert set(m["errors"]) == {"output", "input-grad", "param-grad"}
+    assert set(m["errors"]) == {"output", "input-grad", "param-grad"}    # no buffers, no settings that differ
     assert all(e["passed"] for e in m["errors"].values())
     assert "agree" in out
 
@@ -162,6 +175,27 @@ def test_a_dropped_bias_is_a_mismatch(tmp_path, capsys, monkeypatch):
     assert {"output", "fc2.bias.grad"} <= failing
     assert "mismatch" in out and "MISMATCH" in err
     assert "fc2.bias.grad" in (tmp_path / "demo" / "report.html").read_text()
+
+
+@pytest.mark.runtime
+def test_batchnorm_statistics_and_settings_are_judged(tmp_path, capsys, monkeypatch):
+    """Planted: a translation that kept torch's momentum convention (MindSpore's is 1 - torch's). Training-mode
+    outputs and gradients use the batch's statistics and agree; the running statistics after the step and the
+    paired layers' settings do not, and the demo says so."""
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "right", "--model", "resnet")
+    right = model(json.loads((tmp_path / "right" / "report.json").read_text()), "resnet")
+    assert code == 0 and right["status"] == "agree", right["reason"]
+    assert right["errors"]["buffer"]["passed"] and right["errors"]["buffer"]["total"] > 0
+    edit_translation(monkeypatch, "tinynets/resnet.py",
+                     lambda text: text.replace("nn.BatchNorm2d(planes)", "nn.BatchNorm2d(planes, momentum=0.1)"))
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "kept", "--model", "resnet")
+    kept = model(json.loads((tmp_path / "kept" / "report.json").read_text()), "resnet")
+    assert code == 0 and kept["status"] == "mismatch"
+    assert kept["errors"]["output"]["passed"] and kept["errors"]["param-grad"]["passed"]
+    assert not kept["errors"]["buffer"]["passed"] and not kept["errors"]["setting"]["passed"]
+    failing = {r["name"] for r in kept["compare"]["rows"] if not r["passed"]}
+    assert "layer1.0.bn1.momentum" in failing and "layer1.0.bn1.running_mean" in failing
+    assert "momentum" in kept["reason"]
 
 
 @pytest.mark.runtime

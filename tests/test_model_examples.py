@@ -176,7 +176,8 @@ def test_planted_bug_wrong_batchnorm_momentum_is_named(tmp_path):
     assert message.startswith(str(m))
     assert "bn.running_mean" in message and "bn.running_var" in message and "momentum=0.9" in message
     report = caught.value.report
-    assert report is not None and {r.name for r in report.failures} == {"bn.running_mean", "bn.running_var"}
+    assert report is not None
+    assert {r.name for r in report.failures} == {"bn.running_mean", "bn.running_var", "bn.momentum"}
 
 
 @pytest.mark.runtime
