@@ -67,6 +67,8 @@ What else fails a pair (compare())
     (rows of kind ``weight``): the user's own conversion is what is tested. Sides in different modes are refused
     where a layer cares (BatchNorm, Dropout). A buffer the weight transfer left unpaired for a stated reason (a
     non-persistent torch buffer such as ``position_ids`` against a constant in the port) is reported, not failed.
+    ``memory=True`` adds the bytes each side keeps for backward (a row of kind ``memory``): a port whose recompute
+    mark was lost computes the same numbers and fails only there.
 
 NaN and Inf
     A non-finite value never passes, unless ``equal_nan=True`` and the other side holds the same
@@ -91,6 +93,7 @@ import numpy as np
 
 from recompat.constants import MS_MODES
 
+from .memory import MEASURE, SavedTensors
 from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
 
 # torch.testing.assert_close defaults (torch/testing/_comparison.py, _DTYPE_PRECISIONS)
@@ -548,6 +551,30 @@ def weight_rows(transfer) -> list[CompareRow]:
     return rows
 
 
+# compare(memory=True): MindSpore may keep at most MEMORY_SLACK times the bytes torch keeps for backward. Measured
+# over the zoo (PyNative, CPU; bytes saved through saved-tensor hooks): with recompute in the same places on both
+# sides MindSpore keeps 0.82x to 1.006x torch's, also at 4x and 16x the batch; a port whose mark was lost keeps
+# 1.30x (seed_fc at 16x batch) to 12x (transformer) torch's. Without recompute on either side the frameworks' ops
+# save different tensors (MindSpore's Dense keeps its weight when the input needs no gradient): up to 1.27x,
+# 1.40x at 16x batch, so the row judges a pair whose torch side recomputes.
+MEMORY_SLACK = 1.2
+
+
+def memory_row(torch_bytes: int, ms_bytes: int) -> CompareRow:
+    """The bytes each side keeps for backward (compat.memory.SavedTensors); MindSpore keeping more than
+    MEMORY_SLACK times torch's fails: a recompute mark lost in the port keeps what no recompute keeps."""
+    ratio = ms_bytes / torch_bytes if torch_bytes else (1.0 if not ms_bytes else math.inf)
+    passed = ratio <= MEMORY_SLACK
+    message = (f"torch keeps {torch_bytes:,} bytes for backward, MindSpore {ms_bytes:,} ({ratio:.2f}x; at most "
+               f"{MEMORY_SLACK:g}x)")
+    if not passed:
+        message += (": MindSpore saves less memory than torch — a recompute mark lost in the port (or on a cell "
+                    "that is never called) keeps what no recompute keeps; mark every region torch checkpoints")
+    return CompareRow(name="bytes kept for backward", kind="memory", expected_shape=None, actual_shape=None,
+                      expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=ratio - 1.0,
+                      cosine=None, within=None, rtol=MEMORY_SLACK - 1.0, atol=0.0, passed=passed, message=message)
+
+
 def _unpaired_by_design(report: CompareReport, transfer) -> None:
     """A buffer on one side only that the weight transfer left unpaired for a stated reason (a non-persistent torch
     buffer such as ``position_ids`` or ``inv_freq`` against a constant in the port; a tensor the layer pair's
@@ -651,6 +678,7 @@ class PairRuns:
     transfer: Any
     no_reference: str = ""
     weights: list[CompareRow] = field(default_factory=list)    # weights="as-is": the values before the run
+    kept: dict[str, int] | None = None    # memory=True: bytes kept for backward, by framework
 
 
 REFERENCES = ("auto", "float64", None)
@@ -699,7 +727,7 @@ def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0
 
 
 def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: str = "pynative", device: str = "cpu",
-             seed: int = 0, grad_inputs=None, reference: str | None = "auto") -> PairRuns:
+             seed: int = 0, grad_inputs=None, reference: str | None = "auto", memory: bool = False) -> PairRuns:
     """Transfer the weights (``weights`` names the source side) and run both models once, forward and backward;
     with ``reference`` "float64" also a float64 copy of the torch model ("auto": the same, or none, saying why in
     ``no_reference``, when the torch model cannot be copied or run in float64). See compare()."""
@@ -710,7 +738,11 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
         raise ValueError(f"weights must be 'torch', 'mindspore' or 'as-is', not {weights!r}")
     if ms_mode not in MS_MODES:
         raise ValueError(f"ms_mode must be {' or '.join(map(repr, MS_MODES))}, not {ms_mode!r}")
+    if memory and ms_mode != "pynative":
+        raise ValueError("memory=True counts the bytes kept for backward through saved-tensor hooks, which MindSpore "
+                         "has in PyNative mode only: pass ms_mode='pynative'")
     _same_mode(torch_model, ms_model)
+    counters = {f: SavedTensors(f) for f in ("torch", "mindspore")} if memory else None
     held = []
     if weights == "as-is":
         transfer = transfer_weights(torch_model, ms_model, copy=False)
@@ -723,14 +755,17 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     _needs_grad(*_normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
     twin64, no_copy = float64_twin(torch_model, reference)
     with _side("torch", torch_model, "the MindSpore side was not run"):
-        expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs)
+        expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs,
+                             forward_context=counters and (lambda: counters["torch"]))
     ref, no_run = run_reference(twin64, inputs, reference=reference, seed=seed, device=device,
                                 grad_inputs=grad_inputs)
     no_reference = no_copy or no_run
     with _side("MindSpore", ms_model, "the torch side ran"):
-        actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs)
+        actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs,
+                               forward_context=counters and (lambda: counters["mindspore"]))
     _to_torch_layout(actual, transfer)
-    return PairRuns(expected, actual, ref, transfer, no_reference, held)
+    kept = {f: c.bytes for f, c in counters.items()} if counters else None
+    return PairRuns(expected, actual, ref, transfer, no_reference, held, kept)
 
 
 def compare(
@@ -748,6 +783,7 @@ def compare(
     grad_inputs=None,
     reference: str | None = "auto",
     strict: bool = True,
+    memory: bool = False,
 ) -> CompareReport:
     """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
     with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
@@ -765,14 +801,21 @@ def compare(
     "as-is" copies nothing and first judges the values the two models hold (rows of kind "weight", equal bit for
     bit), so the user's own conversion is tested. ``strict`` (the default): a paired layer whose setting differs
     (BatchNorm momentum, LayerNorm eps, Dropout p) is a failing row of kind "setting", even where this run's
-    numbers agree (momentum in evaluation mode); strict=False leaves it a transfer warning."""
+    numbers agree (momentum in evaluation mode); strict=False leaves it a transfer warning.
+
+    ``memory=True`` (PyNative only) also counts the bytes each side keeps for backward and adds a row of kind
+    "memory" that fails when MindSpore keeps more than MEMORY_SLACK times torch's: a port whose recompute mark was
+    lost computes the same numbers and saves nothing. Meant for a torch model that checkpoints."""
     reference = wants_reference(reference, rtol, atol)
     runs = run_pair(torch_model, ms_model, inputs, weights=weights, ms_mode=ms_mode, device=device, seed=seed,
-                    grad_inputs=grad_inputs, reference=reference)
+                    grad_inputs=grad_inputs, reference=reference, memory=memory)
     expected, actual, ref, transfer = runs.expected, runs.actual, runs.reference, runs.transfer
     name_map = dict(transfer.name_map)
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan, reference=ref)
     report.rows[:0] = [*transfer_rows(transfer, strict), *runs.weights]
+    if runs.kept is not None:
+        report.rows.append(memory_row(runs.kept["torch"], runs.kept["mindspore"]))
+        report.meta["memory"] = {**runs.kept, "limit": MEMORY_SLACK, "measure": MEASURE}
     _unpaired_by_design(report, transfer)
     if runs.no_reference:
         report.meta["reference"] = {"skipped": runs.no_reference}

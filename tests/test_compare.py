@@ -893,3 +893,30 @@ def test_settings_that_differ_fail_unless_recorded_as_deliberate_and_a_stale_rec
     assert row.passed and "differs on purpose: padded explicitly" in row.message
     stale = transfer_rows(SimpleNamespace(settings=[]), deliberate={"conv.padding": "padded explicitly"})
     assert [(r.name, r.passed) for r in stale] == [("conv.padding", False)] and "no longer differs" in stale[0].message
+
+
+@runtime
+def test_memory_fails_a_port_whose_recompute_mark_was_lost():
+    """compare(memory=True) on the zoo's seed_fc: torch checkpoints a block; the MindSpore port with the block
+    marked keeps what torch keeps, the port that lost the mark keeps 2.6x as much and fails on that row alone."""
+    from recompat.compat import zoo
+    from recompat.compat.compare import MEMORY_SLACK
+
+    pair = zoo.get("seed_fc")
+    x = pair.make_inputs(0)
+    marked = compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(True, "function", 0), x,
+                     memory=True)
+    assert marked.passed, str(marked)
+    row = marked.row("bytes kept for backward")
+    assert row.kind == "memory" and "MindSpore" in row.message
+    kept = marked.meta["memory"]
+    assert 0 < kept["mindspore"] <= MEMORY_SLACK * kept["torch"]
+    lost = compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(False, "function", 0), x,
+                   memory=True)
+    assert [r.kind for r in lost.failures] == ["memory"], str(lost)
+    assert "recompute mark lost" in lost.failures[0].message
+    assert lost.meta["memory"]["mindspore"] > 2 * lost.meta["memory"]["torch"]
+    assert compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(False, "function", 0), x).passed
+    with pytest.raises(ValueError, match="PyNative mode only"):
+        compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(True, "function", 0), x,
+                memory=True, ms_mode="graph")
