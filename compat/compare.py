@@ -16,11 +16,11 @@ Tolerances
     float32 kernels (summation order, fused vs. unfused ops, different GELU/softmax formulas), so
     cross-framework float32 comparisons, gradients above all, routinely need a looser ``rtol``
     (1e-5 to 1e-4 for matmul, convolution, LayerNorm, softmax on CPU). The defaults are kept as
-    torch.testing's on purpose, and callers loosen them explicitly. recompat's own cross-framework
-    tolerances are defined once, with the reason for each, in ``recompat.constants``:
-    ``CROSS_RTOL, CROSS_ATOL`` for one layer or a small block (the paired examples; the usage
-    example above and the pytest plugin's show the same values) and ``DEMO_RTOL, DEMO_ATOL`` for
-    the whole models of ``recompat demo``.
+    torch.testing's on purpose, and callers loosen them explicitly. compare() judges by the round-off
+    rule instead (below), unless given rtol/atol. recompat's cross-framework tolerances, for judging by
+    rtol/atol, are defined once, with the reason for each, in ``recompat.constants``: ``CROSS_RTOL,
+    CROSS_ATOL`` for one layer or a small block (the usage example above) and ``DEMO_RTOL, DEMO_ATOL``
+    for the whole models of ``recompat demo`` that cannot run in float64.
 
     Measured on CPU (torch 2.13 vs MindSpore 2.10, float32, PyNative and GRAPH alike, seeds 0-2),
     largest absolute error per tensor:

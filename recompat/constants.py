@@ -19,18 +19,17 @@ MS_TARGETS = {"cpu": "CPU", "gpu": "GPU", "ascend": "Ascend"}   # each device's 
 TORCH_DEVICES = {"cpu": "cpu", "gpu": "cuda"}                   # none for ascend: torch needs torch_npu there
 
 # --- cross-framework tolerances (torch as expected, MindSpore as actual, float32)
-# compare_results' own defaults (compat/compare.py, DEFAULT_TOLERANCES) are torch.testing's same-framework ones;
+# Every cross-framework verdict of recompat is the round-off rule (compat/compare.py): these are for judging by
+# rtol/atol instead. compare_results' own defaults (DEFAULT_TOLERANCES) are torch.testing's same-framework ones;
 # torch and MindSpore sum in different orders and use different kernels, so comparing across the two needs a
-# looser rtol (compare.py's docstring has the measurements). The default for one layer or a small block: the
-# paired examples of mappings/examples/ (an example may set its own RTOL/ATOL; output.txt records the values),
-# and what the docs and the pytest plugin's example suggest.
+# looser rtol (compare.py's docstring has the measurements). For one layer or a small block (bench/verdict_bench.py
+# shows where it stops holding):
 CROSS_RTOL, CROSS_ATOL = 1e-4, 1e-5
-# `recompat demo` judges whole models (examples/train.py) by the round-off rule (compat/compare.py); these are its
-# rtol/atol where a model cannot run in float64, and the other half of a lone --rtol/--atol. atol 1e-4: their
-# convolution weight
-# gradients are sums over batch x height x width, where the two frameworks' summation orders differ by a few
-# millionths of the largest term, which an elementwise rule at atol 1e-5 does not absorb on every machine
-# (compare.py's Conv2d row: 6.1e-4 absolute error; "rtol=1e-4, atol=1e-4 ... passes").
+# For the whole models of `recompat demo` where a model cannot run in float64, and the other half of a lone
+# --rtol/--atol. atol 1e-4: their convolution weight gradients are sums over batch x height x width, where the two
+# frameworks' summation orders differ by a few millionths of the largest term, which an elementwise rule at atol
+# 1e-5 does not absorb on every machine (compare.py's Conv2d row: 6.1e-4 absolute error; "rtol=1e-4, atol=1e-4
+# ... passes").
 DEMO_RTOL, DEMO_ATOL = 1e-4, 1e-4
 
 

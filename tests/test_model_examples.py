@@ -152,7 +152,7 @@ def test_a_pair_that_agrees_gives_the_same_text_every_time_and_leaves_no_trace(t
     assert first.text == run_model_example(t, m).text
     lines = first.text.splitlines()
     assert lines[0].startswith("output shape (3, 3): ") and len(lines[0].split(": ")[1].split()) == SHOWN + 1   # and ...
-    assert lines[-1] == "train mode: 1 output and 5 gradients and 2 buffers agree (rtol 1e-4, atol 1e-5)"
+    assert lines[-1] == "train mode: 1 output and 5 gradients and 2 buffers agree (the round-off rule against float64)"
     assert not [m for m in sys.modules if m.startswith("_recompat_example")], "example modules stay out of sys.modules"
     assert torch.equal(torch.get_rng_state(), rng), "the caller's torch RNG is left as it was"
 
@@ -165,6 +165,15 @@ def test_planted_bug_dense_without_bias_is_named(tmp_path):
     message = str(caught.value)
     assert message.startswith(str(m)) and str(t) in message
     assert "'layer.bias'" in message and "has no bias" in message
+
+
+@pytest.mark.runtime
+def test_an_example_that_sets_rtol_and_atol_is_judged_by_them(tmp_path):
+    tolerances = "\nRTOL = 1e-3\nATOL = 1e-4\n"
+    t, m = _pair(tmp_path, torch_code=TORCH_BN + tolerances, ms_code=MS_BN.format(bias="", momentum=0.9) + tolerances)
+    run = run_model_example(t, m)
+    assert run.text.splitlines()[-1].endswith("agree (rtol 1e-3, atol 1e-4)")
+    assert all(r.rtol == 1e-3 and r.atol == 1e-4 for r in run.report.rows if r.kind != "setting")
 
 
 @pytest.mark.runtime
