@@ -68,7 +68,9 @@ What else fails a pair (compare())
     where a layer cares (BatchNorm, Dropout). A buffer the weight transfer left unpaired for a stated reason (a
     non-persistent torch buffer such as ``position_ids`` against a constant in the port) is reported, not failed.
     ``memory=True`` adds the bytes each side keeps for backward (a row of kind ``memory``): a port whose recompute
-    mark was lost computes the same numbers and fails only there.
+    mark was lost computes the same numbers and fails only there. Active dropout (training mode, PyNative) runs
+    with torch's masks on every side (compat.dropout_replay; a row of kind ``dropout`` counts them), so a pair
+    with dropout is judged like any other.
 
 NaN and Inf
     A non-finite value never passes, unless ``equal_nan=True`` and the other side holds the same
@@ -84,6 +86,7 @@ Row statistics
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -93,6 +96,7 @@ import numpy as np
 
 from recompat.constants import MS_MODES
 
+from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
 from .memory import MEASURE, SavedTensors
 from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
 
@@ -575,6 +579,23 @@ def memory_row(torch_bytes: int, ms_bytes: int) -> CompareRow:
                       cosine=None, within=None, rtol=MEMORY_SLACK - 1.0, atol=0.0, passed=passed, message=message)
 
 
+def dropout_row(tape) -> list[CompareRow]:
+    """compare(dropout="replay"): a row (kind "dropout") saying how many of torch's masks MindSpore's forward took;
+    fewer than torch drew fails (a dropout the port lost). None when torch drew no mask."""
+    if tape is None or not tape.masks:
+        return []
+    drawn, taken = len(tape.masks), tape.taken.get("MindSpore", 0)
+    ps = ", ".join(f"{p:g}" for p in sorted(set(tape.p)))
+    passed = taken == drawn
+    message = (f"torch drew {drawn} dropout mask{'s' if drawn != 1 else ''} (p {ps}); MindSpore's forward took "
+               f"{taken}, the same masks in the same order")
+    if not passed:
+        message += ": a dropout the port lost (or one it does not call through ops.Dropout)"
+    return [CompareRow(name="dropout masks", kind="dropout", expected_shape=None, actual_shape=None,
+                       expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
+                       within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]
+
+
 def _unpaired_by_design(report: CompareReport, transfer) -> None:
     """A buffer on one side only that the weight transfer left unpaired for a stated reason (a non-persistent torch
     buffer such as ``position_ids`` or ``inv_freq`` against a constant in the port; a tensor the layer pair's
@@ -679,9 +700,11 @@ class PairRuns:
     no_reference: str = ""
     weights: list[CompareRow] = field(default_factory=list)    # weights="as-is": the values before the run
     kept: dict[str, int] | None = None    # memory=True: bytes kept for backward, by framework
+    masks: Any = None                     # dropout="replay": the MaskTape (torch's masks, what each side took)
 
 
 REFERENCES = ("auto", "float64", None)
+DROPOUT = ("replay", "own")    # torch's dropout masks replayed on the other runs, or each run draws its own
 WEIGHTS = ("torch", "mindspore", "as-is")    # the side whose weights both run with; as-is: each its own
 
 
@@ -711,7 +734,7 @@ def float64_twin(torch_model, reference: str | None = "auto"):
 
 
 def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0, device: str = "cpu",
-                  grad_inputs=None) -> tuple[RunResult | None, str]:
+                  grad_inputs=None, forward_context=None) -> tuple[RunResult | None, str]:
     """(the float64 twin's run on the inputs cast to float64, "") -- the reference of the round-off rule -- or
     (None, why not). reference "float64": a run that fails raises (ModelRunError)."""
     if twin is None:
@@ -719,7 +742,8 @@ def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0
     try:
         with _side("torch (float64 reference)", twin, "it ran in float32; a model that cannot run in float64 is "
                    "judged by rtol/atol: pass reference=None"):
-            return run_torch(twin, _as_float64(inputs), seed=seed, device=device, grad_inputs=grad_inputs), ""
+            return run_torch(twin, _as_float64(inputs), seed=seed, device=device, grad_inputs=grad_inputs,
+                             forward_context=forward_context), ""
     except ModelRunError as err:
         if reference == "float64":
             raise
@@ -727,7 +751,8 @@ def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0
 
 
 def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: str = "pynative", device: str = "cpu",
-             seed: int = 0, grad_inputs=None, reference: str | None = "auto", memory: bool = False) -> PairRuns:
+             seed: int = 0, grad_inputs=None, reference: str | None = "auto", memory: bool = False,
+             dropout: str = "replay") -> PairRuns:
     """Transfer the weights (``weights`` names the source side) and run both models once, forward and backward;
     with ``reference`` "float64" also a float64 copy of the torch model ("auto": the same, or none, saying why in
     ``no_reference``, when the torch model cannot be copied or run in float64). See compare()."""
@@ -738,6 +763,8 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
         raise ValueError(f"weights must be 'torch', 'mindspore' or 'as-is', not {weights!r}")
     if ms_mode not in MS_MODES:
         raise ValueError(f"ms_mode must be {' or '.join(map(repr, MS_MODES))}, not {ms_mode!r}")
+    if dropout not in DROPOUT:
+        raise ValueError(f"dropout must be 'replay' or 'own', not {dropout!r}")
     if memory and ms_mode != "pynative":
         raise ValueError("memory=True counts the bytes kept for backward through saved-tensor hooks, which MindSpore "
                          "has in PyNative mode only: pass ms_mode='pynative'")
@@ -754,18 +781,48 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     name_map = dict(transfer.name_map)
     _needs_grad(*_normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
     twin64, no_copy = float64_twin(torch_model, reference)
-    with _side("torch", torch_model, "the MindSpore side was not run"):
+    # GRAPH mode compiles MindSpore's dropout into the graph: there each side draws its own masks
+    tape = MaskTape() if dropout == "replay" and ms_mode == "pynative" else None
+
+    counter = (counters or {}).get
+    with _side("torch", torch_model, "the MindSpore side was not run"), dropouts(tape, recording) as phase:
         expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs,
-                             forward_context=counters and (lambda: counters["torch"]))
-    ref, no_run = run_reference(twin64, inputs, reference=reference, seed=seed, device=device,
-                                grad_inputs=grad_inputs)
+                             forward_context=forward_context(counter("torch"), phase))
+    with dropouts(tape, replaying_torch) as phase:
+        ref, no_run = run_reference(twin64, inputs, reference=reference, seed=seed, device=device,
+                                    grad_inputs=grad_inputs, forward_context=forward_context(None, phase))
     no_reference = no_copy or no_run
-    with _side("MindSpore", ms_model, "the torch side ran"):
+    with _side("MindSpore", ms_model, "the torch side ran"), dropouts(tape, replaying_mindspore) as phase:
         actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs,
-                               forward_context=counters and (lambda: counters["mindspore"]))
+                               forward_context=forward_context(counter("mindspore"), phase))
     _to_torch_layout(actual, transfer)
     kept = {f: c.bytes for f, c in counters.items()} if counters else None
-    return PairRuns(expected, actual, ref, transfer, no_reference, held, kept)
+    return PairRuns(expected, actual, ref, transfer, no_reference, held, kept, tape)
+
+
+@contextlib.contextmanager
+def dropouts(tape, how):
+    """Dropout recorded or replayed for one run (how: dropout_replay.recording / replaying_*); yields the phase to
+    give forward_context (None without a tape)."""
+    if tape is None:
+        yield None
+    else:
+        with how(tape) as phase:
+            yield phase
+
+
+def forward_context(counter=None, phase=None):
+    """What runs.py enters around a forward (its forward_context): a memory counter (SavedTensors), the dropout
+    replay's phase; None when neither."""
+    if counter is None and phase is None:
+        return None
+
+    @contextlib.contextmanager
+    def entered():
+        with counter if counter is not None else contextlib.nullcontext(), \
+                phase.during_forward() if phase is not None else contextlib.nullcontext():
+            yield
+    return entered
 
 
 def compare(
@@ -784,6 +841,7 @@ def compare(
     reference: str | None = "auto",
     strict: bool = True,
     memory: bool = False,
+    dropout: str = "replay",
 ) -> CompareReport:
     """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
     with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
@@ -805,14 +863,19 @@ def compare(
 
     ``memory=True`` (PyNative only) also counts the bytes each side keeps for backward and adds a row of kind
     "memory" that fails when MindSpore keeps more than MEMORY_SLACK times torch's: a port whose recompute mark was
-    lost computes the same numbers and saves nothing. Meant for a torch model that checkpoints."""
+    lost computes the same numbers and saves nothing. Meant for a torch model that checkpoints.
+
+    ``dropout``: "replay" (the default; PyNative) hands the masks torch's dropout draws to MindSpore's and to the
+    float64 reference (compat.dropout_replay), so a pair with active dropout is judged like any other, and a row
+    of kind "dropout" counts the masks; "own": each framework draws its own (they differ)."""
     reference = wants_reference(reference, rtol, atol)
     runs = run_pair(torch_model, ms_model, inputs, weights=weights, ms_mode=ms_mode, device=device, seed=seed,
-                    grad_inputs=grad_inputs, reference=reference, memory=memory)
+                    grad_inputs=grad_inputs, reference=reference, memory=memory, dropout=dropout)
     expected, actual, ref, transfer = runs.expected, runs.actual, runs.reference, runs.transfer
     name_map = dict(transfer.name_map)
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan, reference=ref)
     report.rows[:0] = [*transfer_rows(transfer, strict), *runs.weights]
+    report.rows += dropout_row(runs.masks)
     if runs.kept is not None:
         report.rows.append(memory_row(runs.kept["torch"], runs.kept["mindspore"]))
         report.meta["memory"] = {**runs.kept, "limit": MEMORY_SLACK, "measure": MEASURE}

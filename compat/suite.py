@@ -16,7 +16,8 @@ mindspore-recompute    (b) MindSpore, one form with recompute vs without, in PYN
 cross                  (c) torch vs MindSpore on torch's weights (transfer_weights), recompute off
                        ("plain") or on ("recompute"): by the round-off rule against a float64 run of the
                        torch twin (the pair's rtol/atol only where it cannot run in float64); a paired
-                       layer whose setting differs fails (strict)
+                       layer whose setting differs fails (strict); in PyNative the pair runs in its own
+                       mode, active dropout with torch's masks replayed (compat.dropout_replay)
 memory                 (d) bytes kept for backward by the forward (compat.memory.SavedTensors), with and
                        without recompute, per framework and form: recompute keeps fewer; time overhead
 =====================  ==================================================================================
@@ -54,7 +55,9 @@ from recompat._files import write_atomic
 from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, TORCH_DEVICES
 
 from . import zoo
-from .compare import CompareReport, compare_results, float64_twin, run_reference, transfer_rows
+from .compare import (CompareReport, compare_results, dropout_row, dropouts, float64_twin, forward_context,
+                      run_reference, transfer_rows)
+from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
 from .memory import MEASURE, SavedTensors
 from .runs import RunResult, load_arrays, run_mindspore, run_torch
 from .weights import transfer_weights
@@ -288,10 +291,13 @@ def _cross(pair, case, mutant, options):
     target, why = mindspore_device(case.device)
     if target is None:
         return Outcome(case, "skipped", why)
-    training = pair.cross_mode_training
+    replay = options.against_dir is not None
+    # PyNative, torch run here: torch's dropout masks are replayed on the other runs, so a pair runs in its own mode
+    # (a recording holds no masks, and GRAPH mode draws its own: there cross_training, without active dropout)
+    tape = MaskTape() if case.ms_mode == "pynative" and not replay and options.record_dir is None else None
+    training = pair.training if tape is not None else pair.cross_mode_training
     arrays = pair.make_inputs(SEED)
     grads = pair.differentiable(arrays)
-    replay = options.against_dir is not None
     device, why = ("cpu", "") if replay else torch_device(case.device)
     if device is None:
         return Outcome(case, "skipped", why)
@@ -312,14 +318,19 @@ def _cross(pair, case, mutant, options):
             # on the CPU. A recording from another device is judged by it, as MindSpore is
             calibration = run_torch(tmodel, arrays, seed=SEED, device=device, grad_inputs=grads)
     else:
-        expected = run_torch(tmodel, arrays, seed=SEED, device=device, grad_inputs=grads)
+        with dropouts(tape, recording) as phase:
+            expected = run_torch(tmodel, arrays, seed=SEED, device=device, grad_inputs=grads,
+                                 forward_context=forward_context(None, phase))
         expected_runs = {device: expected}
         if options.record_dir is not None:
             _record(Path(options.record_dir), case, device, expected, weights)
-    actual = run_mindspore(mmodel, arrays, seed=SEED, mode=case.ms_mode, name_map=transfer.name_map,
-                           grad_inputs=grads)
+    with dropouts(tape, replaying_mindspore) as phase:
+        actual = run_mindspore(mmodel, arrays, seed=SEED, mode=case.ms_mode, name_map=transfer.name_map,
+                               grad_inputs=grads, forward_context=forward_context(None, phase))
     # on the torch device of this run (replay: here, on the CPU), whatever device a recording came from
-    reference, no_run = run_reference(twin, arrays, seed=SEED, device=device, grad_inputs=grads)
+    with dropouts(tape, replaying_torch) as phase:
+        reference, no_run = run_reference(twin, arrays, seed=SEED, device=device, grad_inputs=grads,
+                                          forward_context=forward_context(None, phase))
     rtol, atol = pair.tolerance          # only where the torch model cannot run in float64
     verdicts = []
     for torch_on, expected in expected_runs.items():
@@ -331,6 +342,7 @@ def _cross(pair, case, mutant, options):
         else:
             report = compare_results(expected, actual, rtol=rtol, atol=atol, reference=reference)
         report.rows[:0] = transfer_rows(transfer, strict=True, deliberate=pair.settings_differ)
+        report.rows += dropout_row(tape)
         report.meta["transfer"] = {"warnings": list(transfer.warnings)}
         report.meta["torch_device"] = torch_on
         if no_reference or no_run:

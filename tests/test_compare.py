@@ -920,3 +920,82 @@ def test_memory_fails_a_port_whose_recompute_mark_was_lost():
     with pytest.raises(ValueError, match="PyNative mode only"):
         compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(True, "function", 0), x,
                 memory=True, ms_mode="graph")
+
+
+class _TorchDrop(torch.nn.Module):
+    """Dropout as a layer and as a function, optionally inside a checkpointed block."""
+    def __init__(self, checkpointed=False):
+        super().__init__()
+        self.fc1, self.drop, self.fc2 = torch.nn.Linear(32, 64), torch.nn.Dropout(0.3), torch.nn.Linear(64, 8)
+        self.checkpointed = checkpointed
+
+    def block(self, x):
+        return self.drop(torch.relu(self.fc1(x)))
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+        h = checkpoint(self.block, x, use_reentrant=False) if self.checkpointed else self.block(x)
+        return self.fc2(torch.nn.functional.dropout(h, 0.1, self.training))
+
+
+class _MsDrop(mnn.Cell):
+    def __init__(self, p=0.3, recompute=None, functional=True):
+        super().__init__()
+        self.fc1, self.drop, self.fc2 = mnn.Dense(32, 64), mnn.Dropout(p=p), mnn.Dense(64, 8)
+        self.recompute_form, self.functional = recompute, functional
+        if recompute == "cell":
+            self.fc1.recompute()
+            self.drop.recompute()
+
+    def block(self, x):
+        return self.drop(ops.relu(self.fc1(x)))
+
+    def construct(self, x):
+        h = ms.recompute(self.block, x, use_reentrant=False) if self.recompute_form == "function" else self.block(x)
+        if self.functional:
+            h = ops.dropout(h, 0.1, self.training)
+        return self.fc2(h)
+
+
+def _trained(t, m):
+    t.train()
+    m.set_train(True)
+    return t, m
+
+
+@runtime
+@pytest.mark.parametrize("torch_checkpointed, ms_recompute", [(False, None), (True, "function"), (True, "cell")],
+                         ids=["plain", "recompute-function", "recompute-cell"])
+def test_active_dropout_is_judged_with_torchs_masks_replayed(torch_checkpointed, ms_recompute):
+    """A training-mode pair with an nn.Dropout and a functional dropout: MindSpore and the float64 reference take
+    the masks torch drew (in backward's recomputation too), so the correct port passes; each side drawing its own
+    masks fails however right the port is."""
+    x = [_x(16, 32)]
+    report = compare(*_trained(_TorchDrop(torch_checkpointed), _MsDrop(recompute=ms_recompute)), x)
+    assert report.passed, str(report)
+    row = report.row("dropout masks")
+    assert row.passed and "torch drew 2 dropout masks (p 0.1, 0.3); MindSpore's forward took 2" in row.message
+    torch.manual_seed(0)
+    assert not compare(*_trained(_TorchDrop(), _MsDrop()), x, dropout="own").passed
+
+
+@runtime
+def test_planted_dropout_bugs_fail_with_replayed_masks():
+    x = [_x(16, 32)]
+    keep_prob = compare(*_trained(_TorchDrop(), _MsDrop(p=0.7)), x)      # p read as keep_prob: the scale differs
+    assert not keep_prob.row("output").passed and not keep_prob.row("drop.p").passed
+    torch.manual_seed(0)
+    lost = compare(*_trained(_TorchDrop(), _MsDrop(functional=False)), x)  # the functional dropout left out
+    assert not lost.row("output").passed
+    assert not lost.row("dropout masks").passed and "MindSpore's forward took 1" in lost.row("dropout masks").message
+    with pytest.raises(ValueError, match="dropout must be 'replay' or 'own'"):
+        compare(*_trained(_TorchDrop(), _MsDrop()), x, dropout="yes")
+    # a dropout the torch model does not have: an error naming the side, not a verdict on different numbers
+    with pytest.raises(ModelRunError, match="MindSpore's forward calls dropout more often than torch's, which "
+                                            "called it 1 time"):
+        compare(*_trained(_TorchDropOnce(), _MsDrop()), x)
+
+
+class _TorchDropOnce(_TorchDrop):
+    def forward(self, x):
+        return self.fc2(self.block(x))

@@ -123,6 +123,17 @@ def test_replay_without_a_record_is_a_skip_that_says_how_to_make_one(tmp_path):
 
 # --------------------------------------------------------------------------- the suite's own verdicts
 
+@pytest.mark.parametrize("pair", ["dropout", "dropout_functional"])
+def test_the_cross_check_runs_dropout_pairs_in_training_mode_with_torchs_masks(pair):
+    """In PyNative the cross check replays torch's dropout masks, so a pair with active dropout is compared in its
+    own (training) mode."""
+    outcome = suite.run_case(Case(pair, "cross", "recompute"))
+    assert outcome.status == "passed", outcome.message
+    row = outcome.report.row("dropout masks")
+    assert row.passed and "MindSpore's forward took" in row.message
+    assert outcome.report.meta["actual"]["training"] is True
+
+
 def test_a_known_difference_that_vanished_fails_so_the_zoo_stays_true(monkeypatch):
     pair = suite.zoo.get("seed_fc")
     changed = suite.zoo.Pair(**{**pair.__dict__, "known_differences": {"mindspore:function": "imagined"}})

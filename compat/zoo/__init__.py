@@ -38,8 +38,9 @@ statistics are updated twice per step with recompute on, in both frameworks. ``k
 do *not* give equal gradients in that form in PyNative mode (dropout masks); the tests pin that they differ. In
 GRAPH mode every listed graph form gives equal gradients, dropout included (measured). ``notes`` record
 what else holds (BatchNorm statistics updated twice under recompute in both frameworks; which forms keep dropout
-masks). ``cross_training``: the mode for comparing torch with MindSpore when it differs from ``training``
-(dropout draws different masks in the two frameworks, so those pairs compare in eval mode).
+masks). ``cross_training``: the mode for comparing torch with MindSpore in GRAPH mode and against a recording, when it
+differs from ``training`` (dropout draws different masks in the two frameworks, so those pairs compare in eval
+mode there; in PyNative the cross check replays torch's masks and runs the pair in ``training`` mode).
 """
 from __future__ import annotations
 
