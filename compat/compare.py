@@ -586,11 +586,16 @@ def dropout_row(tape) -> list[CompareRow]:
         return []
     drawn, taken = len(tape.masks), tape.taken.get("MindSpore", 0)
     ps = ", ".join(f"{p:g}" for p in sorted(set(tape.p)))
-    passed = taken == drawn
+    redrawn = tape.redrawn.get("MindSpore", 0)
+    passed = taken == drawn and not redrawn
     message = (f"torch drew {drawn} dropout mask{'s' if drawn != 1 else ''} (p {ps}); MindSpore's forward took "
                f"{taken}, the same masks in the same order")
-    if not passed:
+    if taken != drawn:
         message += ": a dropout the port lost (or one it does not call through ops.Dropout)"
+    if redrawn:
+        message += (f"; MindSpore's recomputation drew {redrawn} new mask{'s' if redrawn != 1 else ''} where torch "
+                    "recomputes with the forward's: its own recompute does not keep them (docs/behaviours.md); "
+                    "recompat.compat.checkpoint_on_mindspore.checkpoint does")
     return [CompareRow(name="dropout masks", kind="dropout", expected_shape=None, actual_shape=None,
                        expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
                        within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]

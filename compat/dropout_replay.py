@@ -11,6 +11,10 @@ however right the port is. compare() therefore lets torch draw the masks and han
   and torch's dropout in the float64 twin take the recorded masks in the same call order, each scaled by its own
   side's keep probability (a port that reads ``p`` as ``keep_prob`` still differs). A recomputation in backward
   gets the mask its forward call got, matched by the input it is called on (bit for bit the same input).
+* **MindSpore's own recompute stays as it is.** The primitive still draws, in the forward and in a recomputation,
+  as in a real run; where MindSpore's recomputation draws another mask than its forward did (its own recompute
+  does not always keep them, docs/behaviours.md), the recomputation runs with that new mask, as in a real run,
+  and the gradients differ from torch's: replaying never hides what MindSpore really does.
 
 What it cannot replay it leaves alone: ``Dropout2d``/``Dropout3d`` (channel masks), the dropout inside
 ``scaled_dot_product_attention``, GRAPH mode (the compiled graph draws its own). A port that calls dropout more
@@ -37,6 +41,7 @@ class MaskTape:
     masks: list[np.ndarray] = field(default_factory=list)
     p: list[float] = field(default_factory=list)
     taken: dict[str, int] = field(default_factory=dict)       # replaying side -> forward calls served
+    redrawn: dict[str, int] = field(default_factory=dict)     # replaying side -> recomputations with a new mask
 
 
 @dataclass
@@ -90,16 +95,22 @@ class _Replayer:
 
     def __init__(self, tape: MaskTape, side: str):
         self.tape, self.side, self.phase = tape, side, _Phase()
-        self.seen: dict[str, np.ndarray] = {}
-        tape.taken[side] = 0
+        self.seen: dict[str, tuple[np.ndarray | None, np.ndarray]] = {}    # input -> (own draw, torch's mask)
+        tape.taken[side] = tape.redrawn[side] = 0
 
-    def mask(self, x: np.ndarray) -> np.ndarray:
+    def mask(self, x: np.ndarray, drawn: np.ndarray | None = None) -> np.ndarray:
+        """torch's mask for this call. ``drawn``: the side's own draw for it; in a recomputation, a draw that
+        differs from its forward's is what the side really computes with, and is returned instead."""
         key = _digest(x)
         if not self.phase.forward:
             if key not in self.seen:
                 raise DropoutReplayError(f"{self.side} recomputed a dropout on an input its forward never passed "
                                          "to dropout: the recomputation differs from the forward")
-            return self.seen[key]
+            first, mask = self.seen[key]
+            if drawn is not None and first is not None and not np.array_equal(drawn, first):
+                self.tape.redrawn[self.side] += 1
+                return drawn
+            return mask
         n = self.tape.taken[self.side]
         if n >= len(self.tape.masks):
             raise DropoutReplayError(f"{self.side}'s forward calls dropout more often than torch's, which called it "
@@ -110,7 +121,7 @@ class _Replayer:
             raise DropoutReplayError(f"{self.side}'s dropout call {n + 1} is on a {x.shape} input; torch's call "
                                      f"{n + 1} was on {mask.shape}: the dropouts are in another order or place")
         self.tape.taken[self.side] = n + 1
-        self.seen[key] = mask
+        self.seen[key] = (drawn, mask)
         return mask
 
 
@@ -142,6 +153,8 @@ def replaying_mindspore(tape: MaskTape, side: str = "MindSpore"):
     import mindspore
     from mindspore import ops
 
+    from .checkpoint_on_mindspore import _no_grad
+
     replay = _Replayer(tape, side)
     own = ops.Dropout.__dict__.get("__call__")
     original = ops.Dropout.__call__
@@ -149,7 +162,10 @@ def replaying_mindspore(tape: MaskTape, side: str = "MindSpore"):
     def call(prim, x, *args, **kwargs):
         if args or kwargs:                         # not the known signature: leave it alone
             return original(prim, x, *args, **kwargs)
-        mask = mindspore.Tensor(replay.mask(x.asnumpy()).astype(mindspore.dtype_to_nptype(x.dtype)))
+        with _no_grad():                           # the primitive draws as in a real run: its stream, its cache
+            _, drawn = original(prim, x)
+        mask = replay.mask(x.asnumpy(), drawn.asnumpy() != 0)
+        mask = mindspore.Tensor(mask.astype(mindspore.dtype_to_nptype(x.dtype)))
         return x * (mask * (1.0 / prim.keep_prob)), mask
 
     ops.Dropout.__call__ = call

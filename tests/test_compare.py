@@ -964,12 +964,12 @@ def _trained(t, m):
 
 
 @runtime
-@pytest.mark.parametrize("torch_checkpointed, ms_recompute", [(False, None), (True, "function"), (True, "cell")],
-                         ids=["plain", "recompute-function", "recompute-cell"])
+@pytest.mark.parametrize("torch_checkpointed, ms_recompute", [(False, None), (True, "cell")],
+                         ids=["plain", "recompute-cell"])
 def test_active_dropout_is_judged_with_torchs_masks_replayed(torch_checkpointed, ms_recompute):
     """A training-mode pair with an nn.Dropout and a functional dropout: MindSpore and the float64 reference take
-    the masks torch drew (in backward's recomputation too), so the correct port passes; each side drawing its own
-    masks fails however right the port is."""
+    the masks torch drew (Cell.recompute()'s recomputation keeps nn.Dropout's mask, as torch's does), so the
+    correct port passes; each side drawing its own masks fails however right the port is."""
     x = [_x(16, 32)]
     report = compare(*_trained(_TorchDrop(torch_checkpointed), _MsDrop(recompute=ms_recompute)), x)
     assert report.passed, str(report)
@@ -977,6 +977,18 @@ def test_active_dropout_is_judged_with_torchs_masks_replayed(torch_checkpointed,
     assert row.passed and "torch drew 2 dropout masks (p 0.1, 0.3); MindSpore's forward took 2" in row.message
     torch.manual_seed(0)
     assert not compare(*_trained(_TorchDrop(), _MsDrop()), x, dropout="own").passed
+
+
+@runtime
+def test_replay_never_hides_a_recomputation_that_draws_a_new_mask():
+    """mindspore.recompute(block) draws a new nn.Dropout mask when backward recomputes the block (torch's
+    checkpoint recomputes with the forward's): the replay lets MindSpore's recomputation run with what it really
+    draws, so the gradients differ and the dropout row says why."""
+    report = compare(*_trained(_TorchDrop(checkpointed=True), _MsDrop(recompute="function")), [_x(16, 32)])
+    assert not report.passed
+    assert report.row("output").passed and not report.row("fc1.weight.grad").passed
+    row = report.row("dropout masks")
+    assert not row.passed and "MindSpore's recomputation drew 1 new mask" in row.message
 
 
 @runtime
