@@ -558,25 +558,43 @@ def weight_rows(transfer) -> list[CompareRow]:
 # compare(memory=True): MindSpore may keep at most MEMORY_SLACK times the bytes torch keeps for backward. Measured
 # over the zoo (PyNative, CPU; bytes saved through saved-tensor hooks): with recompute in the same places on both
 # sides MindSpore keeps 0.82x to 1.006x torch's, also at 4x and 16x the batch; a port whose mark was lost keeps
-# 1.30x (seed_fc at 16x batch) to 12x (transformer) torch's. Without recompute on either side the frameworks' ops
-# save different tensors (MindSpore's Dense keeps its weight when the input needs no gradient): up to 1.27x,
-# 1.40x at 16x batch, so the row judges a pair whose torch side recomputes.
+# 1.30x (seed_fc at 16x batch) to 12x (transformer) torch's. But the frameworks' ops save different tensors
+# (MindSpore's Dense keeps its weight when the input needs no gradient; GELU and BatchNorm keep more): without
+# recompute MindSpore keeps up to 1.67x torch's (the demo's convmixer), so a port can keep 1.36x torch's with its
+# marks all in place. Where the bytes kept without recompute are known on both sides (the demo builds each model
+# with checkpointing off), the rule is the share of memory recompute saves instead: MindSpore's share at least
+# MEMORY_SHARE times torch's. Measured: 1.00x to 1.06x on the demo's five translated models, 1.0 to 1.2 on the zoo
+# (0.63 for deep_sequential's per-layer cell form, which marks at another granularity and saves less); a lost
+# mark saves nothing (0x).
 MEMORY_SLACK = 1.2
+MEMORY_SHARE = 0.8
 
 
-def memory_row(torch_bytes: int, ms_bytes: int) -> CompareRow:
-    """The bytes each side keeps for backward (compat.memory.SavedTensors); MindSpore keeping more than
-    MEMORY_SLACK times torch's fails: a recompute mark lost in the port keeps what no recompute keeps."""
-    ratio = ms_bytes / torch_bytes if torch_bytes else (1.0 if not ms_bytes else math.inf)
-    passed = ratio <= MEMORY_SLACK
-    message = (f"torch keeps {torch_bytes:,} bytes for backward, MindSpore {ms_bytes:,} ({ratio:.2f}x; at most "
-               f"{MEMORY_SLACK:g}x)")
+def memory_row(torch_bytes: int, ms_bytes: int, torch_plain: int | None = None,
+               ms_plain: int | None = None) -> CompareRow:
+    """The bytes each side keeps for backward with recompute (compat.memory.SavedTensors), and without where
+    known. Fails when MindSpore saves less than torch: by the share recompute saves when both plain figures are
+    known (at least MEMORY_SHARE times torch's), else by the bytes kept (at most MEMORY_SLACK times torch's). A
+    recompute mark lost in the port keeps what no recompute keeps."""
+    kept = f"torch keeps {torch_bytes:,} bytes for backward, MindSpore {ms_bytes:,}"
+    if torch_plain and ms_plain:
+        t_share, m_share = 1.0 - torch_bytes / torch_plain, 1.0 - ms_bytes / ms_plain
+        measure = m_share / t_share if t_share > 0 else (1.0 if m_share >= 0 else 0.0)
+        passed = measure >= MEMORY_SHARE
+        message = (f"{kept} ({torch_plain:,} and {ms_plain:,} without recompute): recompute saves {t_share:.0%} on "
+                   f"torch, {m_share:.0%} on MindSpore ({measure:.2f}x; at least {MEMORY_SHARE:g}x)")
+        measure -= 1.0
+    else:
+        ratio = ms_bytes / torch_bytes if torch_bytes else (1.0 if not ms_bytes else math.inf)
+        passed = ratio <= MEMORY_SLACK
+        message = f"{kept} ({ratio:.2f}x; at most {MEMORY_SLACK:g}x)"
+        measure = ratio - 1.0
     if not passed:
         message += (": MindSpore saves less memory than torch — a recompute mark lost in the port (or on a cell "
                     "that is never called) keeps what no recompute keeps; mark every region torch checkpoints")
     return CompareRow(name="bytes kept for backward", kind="memory", expected_shape=None, actual_shape=None,
-                      expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=ratio - 1.0,
-                      cosine=None, within=None, rtol=MEMORY_SLACK - 1.0, atol=0.0, passed=passed, message=message)
+                      expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=measure,
+                      cosine=None, within=None, rtol=0.0, atol=0.0, passed=passed, message=message)
 
 
 def dropout_row(tape) -> list[CompareRow]:
@@ -876,14 +894,33 @@ def compare(
     reference = wants_reference(reference, rtol, atol)
     runs = run_pair(torch_model, ms_model, inputs, weights=weights, ms_mode=ms_mode, device=device, seed=seed,
                     grad_inputs=grad_inputs, reference=reference, memory=memory, dropout=dropout)
+    report = judge_pair(runs, rtol=rtol, atol=atol, equal_nan=equal_nan, strict=strict)
+    report.meta.update({
+        "weights": weights,
+        "strict": strict,
+        "ms_mode": ms_mode,
+        "device": device,
+        "seed": seed,
+    })
+    return report
+
+
+def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None, equal_nan: bool = False,
+               strict: bool = True, kept_without: Mapping[str, int] | None = None) -> CompareReport:
+    """The report on what run_pair ran: every tensor (by the round-off rule where there is a reference run), the
+    settings (strict), the weights as held (weights="as-is"), the dropout masks and the memory rows. See compare().
+    ``kept_without``: the bytes each framework's model keeps with recompute off, where the caller measured them
+    (the memory row then judges the share recompute saves)."""
     expected, actual, ref, transfer = runs.expected, runs.actual, runs.reference, runs.transfer
     name_map = dict(transfer.name_map)
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan, reference=ref)
     report.rows[:0] = [*transfer_rows(transfer, strict), *runs.weights]
     report.rows += dropout_row(runs.masks)
     if runs.kept is not None:
-        report.rows.append(memory_row(runs.kept["torch"], runs.kept["mindspore"]))
-        report.meta["memory"] = {**runs.kept, "limit": MEMORY_SLACK, "measure": MEASURE}
+        plain = kept_without or {}
+        report.rows.append(memory_row(runs.kept["torch"], runs.kept["mindspore"], plain.get("torch"),
+                                      plain.get("mindspore")))
+        report.meta["memory"] = {**runs.kept, "without_recompute": dict(plain), "measure": MEASURE}
     _unpaired_by_design(report, transfer)
     if runs.no_reference:
         report.meta["reference"] = {"skipped": runs.no_reference}
@@ -895,11 +932,6 @@ def compare(
             passed=False, message="neither model returned a tensor (None, numbers or strings only), so there is "
                                   "nothing to compare and no gradient flowed — return the output tensors"))
     report.meta.update({
-        "weights": weights,
-        "strict": strict,
-        "ms_mode": ms_mode,
-        "device": device,
-        "seed": seed,
         "transfer": {
             "name_map": name_map,
             "skipped": [str(s) for s in (getattr(transfer, "skipped", None) or [])],

@@ -18,6 +18,8 @@ not be charged to the forward.
 """
 from __future__ import annotations
 
+import contextlib
+
 MEASURE = "bytes of tensors saved for backward by the forward pass (saved-tensor hooks, unique storages)"
 
 
@@ -63,3 +65,25 @@ class SavedTensors:
 
 def _identity(t):
     return t
+
+
+@contextlib.contextmanager
+def mindspore_recompute_off():
+    """``mindspore.recompute(block, *args, ...)`` calls ``block(*args)`` while it is active: a model that calls it
+    unconditionally measured as it keeps without recompute. Its own keywords (use_reentrant, early_stop, ...: the
+    keyword-only parameters of its signature) are dropped, the rest go to the block, as recompute passes them."""
+    import inspect
+
+    import mindspore
+
+    original = mindspore.recompute
+    own = {n for n, p in inspect.signature(original).parameters.items() if p.kind is p.KEYWORD_ONLY}
+
+    def direct(block, *args, **kwargs):
+        return block(*args, **{k: v for k, v in kwargs.items() if k not in own})
+
+    mindspore.recompute = direct
+    try:
+        yield
+    finally:
+        mindspore.recompute = original

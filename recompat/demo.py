@@ -36,7 +36,7 @@ from typing import IO
 
 from recompat.constants import DEMO_ATOL, DEMO_RTOL
 
-JUDGED = ("output", "input-grad", "param-grad", "buffer", "setting")    # what must agree
+JUDGED = ("output", "input-grad", "param-grad", "buffer", "setting", "memory")    # what must agree
 STATUSES = ("agree", "mismatch", "failed", "not-translated")
 SEED = 0
 MS_MODE = "pynative"        # the MindSpore mode every model runs in
@@ -85,6 +85,7 @@ class ModelResult:
     stage: str = ""             # where it failed: torch, import, build, transfer, run
     errors: dict = field(default_factory=dict)       # kind -> {max_abs_err, passed, failed, total, worst}
     verdict: str = ""                                # how it was judged, where not as the settings say
+    memory: dict = field(default_factory=dict)       # framework -> {recompute, plain}: bytes kept for backward
     buffers: dict = field(default_factory=dict)      # {total, differ: [names]}: BatchNorm statistics after the step
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -239,13 +240,37 @@ def _manual_sites(translation: dict, src: Path) -> dict[str, list[str]]:
     return {rel: [text for *_, text in sorted(found, key=lambda x: x[:2])] for rel, found in out.items()}
 
 
+def _kept_without_recompute(example, train, translated, inputs) -> dict:
+    """The bytes each side keeps for backward with checkpointing off (the example's builders with checkpointing
+    False; torch's run under example.plain(), MindSpore's with mindspore.recompute calling its block directly):
+    what recompute saves, beside what run_pair measured with it on."""
+    import mindspore
+    import torch
+
+    from recompat.compat import run_mindspore, run_torch
+    from recompat.compat.memory import SavedTensors, mindspore_recompute_off
+
+    counters = {"torch": SavedTensors("torch"), "mindspore": SavedTensors("mindspore")}
+    torch.manual_seed(SEED)
+    tplain = example.build(train.tinynets, False, DROPOUT)
+    tplain.train()
+    with example.plain():
+        run_torch(tplain, inputs, seed=SEED, forward_context=lambda: counters["torch"])
+    mindspore.set_seed(SEED)
+    cplain = example.build(translated, False, DROPOUT)
+    cplain.set_train(True)
+    with mindspore_recompute_off():      # the translation of example.plain(): a call that recomputes unconditionally
+        run_mindspore(cplain, inputs, seed=SEED, mode=MS_MODE, forward_context=lambda: counters["mindspore"])
+    return {f: c.bytes for f, c in counters.items()}
+
+
 def check_model(example, train, translated: Translated, settings: Settings, blocked: dict[str, list[str]]) -> ModelResult:
     """Build, transfer, run and compare one example model; never raises for a model's own failure."""
     import mindspore
     import torch
 
-    from recompat.compat import compare_results, run_mindspore, run_torch, transfer_weights
-    from recompat.compat.compare import float64_twin, run_reference, transfer_rows, wants_reference
+    from recompat.compat.compare import judge_pair, run_pair, wants_reference
+    from recompat.compat.weights import WeightTransferError
 
     start = time.perf_counter()
     res = ModelResult(example.name, example.form, verdict=verdict(settings))
@@ -274,24 +299,25 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
             exc.where = (inspect.getsourcefile(type(cell)), inspect.getsourcelines(type(cell))[1])
             raise exc
         cell.set_train(True)
-        stage = "transfer"
-        transfer = transfer_weights(tmodel, cell)
-        res.warnings = list(transfer.warnings)
         stage = "run"
         reference = wants_reference("auto", settings.rtol, settings.atol)
-        twin, no_copy = float64_twin(tmodel, reference)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # torch's use_reentrant notice: two examples leave it out on purpose
-            expected = run_torch(tmodel, inputs, seed=SEED)
-            ref, no_run = run_reference(twin, inputs, reference=reference, seed=SEED)
-            actual = run_mindspore(cell, inputs, seed=SEED, mode=MS_MODE, name_map=transfer.name_map)
-        res.ran = True
+            try:
+                runs = run_pair(tmodel, cell, inputs, ms_mode=MS_MODE, seed=SEED, reference=reference, memory=True)
+            except WeightTransferError:
+                stage = "transfer"
+                raise
+            res.warnings = list(runs.transfer.warnings)
+            res.ran = True
+            stage = "memory"
+            plain = _kept_without_recompute(example, train, translated, inputs)
+            res.memory = {f: {"recompute": runs.kept[f], "plain": plain[f]} for f in runs.kept}
         stage = "compare"
-        report = compare_results(expected, actual, rtol=DEMO_RTOL if settings.rtol is None else settings.rtol,
-                                 atol=DEMO_ATOL if settings.atol is None else settings.atol, reference=ref)
-        report.rows[:0] = transfer_rows(transfer)
-        if reference and ref is None:
-            res.verdict = f"rtol {DEMO_RTOL:g}, atol {DEMO_ATOL:g}: {no_copy or no_run}"
+        report = judge_pair(runs, rtol=DEMO_RTOL if settings.rtol is None else settings.rtol,
+                            atol=DEMO_ATOL if settings.atol is None else settings.atol, kept_without=plain)
+        if reference and runs.reference is None:
+            res.verdict = f"rtol {DEMO_RTOL:g}, atol {DEMO_ATOL:g}: {runs.no_reference}"
     except Exception as exc:
         res.status, res.stage = "failed", "import" if isinstance(exc, _ImportFailed) else stage
         res.reason = f"{res.stage}: {reason(exc, roots)}"
@@ -467,7 +493,8 @@ def _cell(errors: dict, kind: str) -> str:
 
 def table(doc: dict) -> str:
     """The models as a plain-text table, one line each."""
-    header = ("model", "translated", "ran", "output", "input grad", "param grad", "buffers", "settings", "result")
+    header = ("model", "translated", "ran", "output", "input grad", "param grad", "buffers", "settings", "memory",
+              "result")
     lines = [header]
     for r in doc["models"]:
         if r["translated"]:

@@ -324,6 +324,9 @@ def _demo(doc: dict):
             cells.append((k, dict(passed=None if not e else bool(e.get("passed")), err=_num(err),
                                   value="" if err is None else repr(float(err)))))
         note = f"judged by {r['verdict']}" if r.get("verdict") and r["verdict"] != settings.get("verdict") else ""
+        kept = r.get("memory") or {}
+        memory = "; ".join(f"{label} {kept[f]['recompute']:,} with recompute, {kept[f]['plain']:,} without"
+                           for f, label in (("torch", "torch"), ("mindspore", "MindSpore")) if f in kept)
         status = r["status"]
         headline = {"agree": "outputs and gradients agree", "mismatch": "outputs or gradients differ",
                     "failed": f"failed at {r.get('stage') or '?'}",
@@ -333,6 +336,7 @@ def _demo(doc: dict):
                            status=status, rank=_MODEL_RANK.get(status, 9), stage=r.get("stage", ""),
                            seconds=r.get("seconds", ""), reason=r.get("reason", ""), headline=headline,
                            files=r.get("files") or [], warnings=r.get("warnings") or [], buffers=note,
+                           memory=f"bytes kept for backward: {memory}" if memory else "",
                            cells=cells, rows=_compare_rows(r.get("compare"))))
     apis = [dict(a, tags=" ".join(k for k in ("converted", "partial", "manual") if a.get(k))) for a in doc["apis"]]
     translation, _ = _translation(doc["translation"])

@@ -1011,3 +1011,16 @@ def test_planted_dropout_bugs_fail_with_replayed_masks():
 class _TorchDropOnce(_TorchDrop):
     def forward(self, x):
         return self.fc2(self.block(x))
+
+
+def test_the_memory_row_judges_the_share_saved_where_both_plain_figures_are_known():
+    """The demo's convmixer, translated: MindSpore's ops keep more (1.36x torch's bytes with recompute) yet its
+    recompute saves as large a share (79% vs 74%); the bytes rule alone would fail it, the share rule passes it, and
+    a lost mark (MindSpore keeping what it keeps without recompute) fails either way."""
+    from recompat.compat.compare import memory_row
+
+    assert not memory_row(180_096, 245_768).passed
+    row = memory_row(180_096, 245_768, 691_200, 1_150_904)
+    assert row.passed and "recompute saves 74% on torch, 79% on MindSpore" in row.message
+    lost = memory_row(180_096, 1_150_904, 691_200, 1_150_904)
+    assert not lost.passed and "recompute mark lost" in lost.message

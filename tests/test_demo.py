@@ -158,7 +158,8 @@ def test_a_complete_translation_agrees_with_torch(tmp_path, capsys, monkeypatch)
     m = model(json.loads((tmp_path / "demo" / "report.json").read_text()), "mlp")
     assert m["status"] == "agree", m["reason"]
     assert m["translated"] and m["ran"]
-    assert set(m["errors"]) == {"output", "input-grad", "param-grad"}    # no buffers, no settings that differ
+    assert set(m["errors"]) == {"output", "input-grad", "param-grad", "memory"}   # no buffers, no settings differ
+    assert m["memory"]["mindspore"]["recompute"] < m["memory"]["mindspore"]["plain"]
     assert all(e["passed"] for e in m["errors"].values())
     assert "agree" in out
 
@@ -196,6 +197,22 @@ def test_batchnorm_statistics_and_settings_are_judged(tmp_path, capsys, monkeypa
     failing = {r["name"] for r in kept["compare"]["rows"] if not r["passed"]}
     assert "layer1.0.bn1.momentum" in failing and "layer1.0.bn1.running_mean" in failing
     assert "momentum" in kept["reason"]
+
+
+@pytest.mark.runtime
+def test_a_translation_that_lost_its_recompute_mark_is_a_mismatch_on_memory(tmp_path, capsys, monkeypatch):
+    """Planted: the translated convmixer without its Cell.recompute() marks computes the same numbers and saves
+    nothing; the demo's memory row fails it and shows the bytes kept with and without recompute on both sides."""
+    edit_translation(monkeypatch, "tinynets/convmixer.py",
+                     lambda text: text.replace("self.blocks[i].recompute(", "(lambda **kw: None)("))
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "lost", "--model", "convmixer")
+    m = model(json.loads((tmp_path / "lost" / "report.json").read_text()), "convmixer")
+    assert code == 0 and m["status"] == "mismatch", m["reason"]
+    assert m["errors"]["output"]["passed"] and m["errors"]["param-grad"]["passed"]
+    (row,) = [r for r in m["compare"]["rows"] if r["kind"] == "memory"]
+    assert not row["passed"] and "recompute mark lost" in row["message"] and "0% on MindSpore" in row["message"]
+    kept = m["memory"]["mindspore"]
+    assert kept["recompute"] == kept["plain"] and m["memory"]["torch"]["recompute"] < m["memory"]["torch"]["plain"]
 
 
 @pytest.mark.runtime
