@@ -5,18 +5,21 @@ however right the port is. compare() therefore lets torch draw the masks and han
 
 * **torch (float32) records.** ``torch.nn.functional.dropout`` (what ``nn.Dropout`` and multi-head attention
   call) is replaced for the run by one that draws its mask with ``bernoulli_`` from torch's generator and keeps
-  it, in call order. A checkpointed region recomputed in backward draws the same mask again (torch restores the
-  generator, ``preserve_rng_state``), so only the forward's calls are kept.
+  it, in call order, in the forward and in a checkpointed region's recomputation in backward (the same mask
+  again, as torch restores the generator; another with ``preserve_rng_state=False``, which the row reports).
 * **MindSpore and the float64 reference replay.** ``ops.Dropout`` (what ``nn.Dropout`` and ``ops.dropout`` run)
-  and torch's dropout in the float64 twin take the recorded masks in the same call order, each scaled by its own
-  side's keep probability (a port that reads ``p`` as ``keep_prob`` still differs). A recomputation in backward
-  gets the mask its forward call got, matched by the input it is called on (bit for bit the same input).
+  and torch's dropout in the float64 twin take the forward's masks in the same call order, each scaled by its own
+  side's keep probability (a port that reads ``p`` as ``keep_prob`` still differs). The twin's recomputation takes
+  torch's recomputation's masks in order (it follows torch step by step); MindSpore's recomputation gets the mask
+  its forward call got, matched by the input it is called on (bit for bit the same input) and, among calls on one
+  input, by MindSpore's own draw.
 * **MindSpore's own recompute stays as it is.** The primitive still draws, in the forward and in a recomputation,
   as in a real run; where MindSpore's recomputation draws another mask than its forward did (its own recompute
   does not always keep them, docs/behaviours.md), the recomputation runs with that new mask, as in a real run,
   and the gradients differ from torch's: replaying never hides what MindSpore really does.
 
-What it cannot replay it leaves alone: ``Dropout2d``/``Dropout3d`` (channel masks), the dropout inside
+What it cannot replay it leaves alone: ``Dropout1d/2d/3d`` (channel masks) and the alpha dropouts (the row
+names them and fails: their masks differ between the frameworks), the dropout inside
 ``scaled_dot_product_attention``, GRAPH mode (the compiled graph draws its own). A port that calls dropout more
 often than torch is an error naming the call; one that calls it less often fails the ``dropout`` row.
 """
@@ -36,12 +39,15 @@ class DropoutReplayError(RuntimeError):
 
 @dataclass
 class MaskTape:
-    """The dropout masks torch's forward drew, in call order, and what each replaying run took."""
+    """The dropout masks torch's forward drew, in call order, those its recomputation in backward drew, and what
+    each replaying run did with them."""
 
     masks: list[np.ndarray] = field(default_factory=list)
     p: list[float] = field(default_factory=list)
-    taken: dict[str, int] = field(default_factory=dict)       # replaying side -> forward calls served
-    redrawn: dict[str, int] = field(default_factory=dict)     # replaying side -> recomputations with a new mask
+    recomputed: list[np.ndarray] = field(default_factory=list)  # torch's recomputation's masks, in call order
+    taken: dict[str, int] = field(default_factory=dict)       # side -> forward calls served
+    redrawn: dict[str, int] = field(default_factory=dict)     # side -> recomputations with another mask
+    unreplayed: list[str] = field(default_factory=list)       # torch dropouts whose masks are not replayed
 
 
 @dataclass
@@ -59,55 +65,101 @@ class _Phase:
             self.forward = False
 
 
+class _Seen:
+    """A run's forward dropout calls by input (bit for bit): what a recomputation of the same input is matched
+    with. Among calls on equal inputs (two dropouts of one tensor), the one whose own draw the recomputation draws
+    again."""
+
+    def __init__(self):
+        self.calls: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}   # input -> [(own draw, mask used)]
+
+    def add(self, x: np.ndarray, drawn: np.ndarray, mask: np.ndarray) -> None:
+        self.calls.setdefault(_digest(x), []).append((drawn, mask))
+
+    def match(self, x: np.ndarray, drawn: np.ndarray, side: str) -> np.ndarray | None:
+        """The mask the forward call with this input and this own draw used; None when the recomputation drew
+        another mask than every forward call on this input."""
+        calls = self.calls.get(_digest(x))
+        if not calls:
+            raise DropoutReplayError(f"{side} recomputed a dropout on an input its forward never passed to dropout: "
+                                     "the recomputation differs from the forward")
+        return next((mask for first, mask in calls if np.array_equal(first, drawn)), None)
+
+
 def _digest(array: np.ndarray) -> str:
     return hashlib.blake2b(np.ascontiguousarray(array).tobytes() + str(array.shape).encode(), digest_size=16).hexdigest()
 
 
+# torch's dropouts with masks of another shape (channels) or another formula: noted, not replayed
+_UNREPLAYED = ("dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+
+
 @contextlib.contextmanager
 def recording(tape: MaskTape):
-    """torch's float32 run: masks drawn from torch's generator and kept (forward calls only). Yields the run's
-    phase (enter phase.during_forward() around the forward)."""
+    """torch's float32 run: masks drawn from torch's generator and kept, the forward's and the recomputation's
+    (torch restores the generator, so they are the same unless preserve_rng_state=False). Yields the run's phase
+    (enter phase.during_forward() around the forward)."""
     import torch
     import torch.nn.functional as F
 
-    phase = _Phase()
-    original = F.dropout
+    phase, seen = _Phase(), _Seen()
+    tape.redrawn["torch"] = 0
+    originals = {name: getattr(F, name) for name in ("dropout", *_UNREPLAYED)}
 
     def dropout(input, p=0.5, training=True, inplace=False):
-        if not training or p == 0.0:
-            return original(input, p, training, inplace)
+        if not training or p == 0.0 or p >= 1.0:
+            return originals["dropout"](input, p, training, inplace)
         mask = torch.empty_like(input).bernoulli_(1.0 - p)
+        kept = mask.detach().cpu().numpy().astype(np.bool_)
         if phase.forward:
-            tape.masks.append(mask.detach().cpu().numpy().astype(np.bool_))
+            tape.masks.append(kept)
             tape.p.append(float(p))
-        return input * mask * (1.0 / (1.0 - p))
+            seen.add(input.detach().cpu().numpy(), kept, kept)
+        else:
+            tape.recomputed.append(kept)
+            tape.redrawn["torch"] += seen.match(input.detach().cpu().numpy(), kept, "torch") is None
+        scale = mask * (1.0 / (1.0 - p))
+        return input.mul_(scale) if inplace else input * scale
+
+    def noted(name):
+        def call(input, p=0.5, training=True, inplace=False):
+            if training and p > 0.0 and phase.forward:
+                tape.unreplayed.append(f"torch.nn.functional.{name}")
+            return originals[name](input, p, training, inplace)
+        return call
 
     F.dropout = dropout
+    for name in _UNREPLAYED:
+        setattr(F, name, noted(name))
     try:
         yield phase
     finally:
-        F.dropout = original
+        for name, function in originals.items():
+            setattr(F, name, function)
 
 
 class _Replayer:
-    """Serves the tape in call order to one side's forward, and the same mask again to a recomputation of the
-    same input."""
+    """Serves torch's forward masks in call order to one side's forward. A recomputation gets what its forward
+    call got (matched by input), or the side's own new draw where the side really draws another mask (MindSpore's
+    own recompute), or, for a side that follows torch step by step (the float64 twin), what torch's recomputation
+    drew, in order."""
 
     def __init__(self, tape: MaskTape, side: str):
-        self.tape, self.side, self.phase = tape, side, _Phase()
-        self.seen: dict[str, tuple[np.ndarray | None, np.ndarray]] = {}    # input -> (own draw, torch's mask)
+        self.tape, self.side, self.phase, self.seen = tape, side, _Phase(), _Seen()
+        self.recomputations = 0
         tape.taken[side] = tape.redrawn[side] = 0
 
     def mask(self, x: np.ndarray, drawn: np.ndarray | None = None) -> np.ndarray:
-        """torch's mask for this call. ``drawn``: the side's own draw for it; in a recomputation, a draw that
-        differs from its forward's is what the side really computes with, and is returned instead."""
-        key = _digest(x)
+        """The mask for this call. ``drawn``: the side's own draw for it (its forward's and its recomputation's
+        are compared); a side without one (the float64 twin) follows torch's recomputation."""
         if not self.phase.forward:
-            if key not in self.seen:
-                raise DropoutReplayError(f"{self.side} recomputed a dropout on an input its forward never passed "
-                                         "to dropout: the recomputation differs from the forward")
-            first, mask = self.seen[key]
-            if drawn is not None and first is not None and not np.array_equal(drawn, first):
+            if drawn is None:
+                n, self.recomputations = self.recomputations, self.recomputations + 1
+                if n >= len(self.tape.recomputed):
+                    raise DropoutReplayError(f"{self.side} recomputes dropout more often than torch did")
+                return self.tape.recomputed[n]
+            mask = self.seen.match(x, drawn, self.side)
+            if mask is None:                      # the side really recomputes with a new mask: so does the replay
                 self.tape.redrawn[self.side] += 1
                 return drawn
             return mask
@@ -121,7 +173,7 @@ class _Replayer:
             raise DropoutReplayError(f"{self.side}'s dropout call {n + 1} is on a {x.shape} input; torch's call "
                                      f"{n + 1} was on {mask.shape}: the dropouts are in another order or place")
         self.tape.taken[self.side] = n + 1
-        self.seen[key] = (drawn, mask)
+        self.seen.add(x, mask if drawn is None else drawn, mask)
         return mask
 
 
@@ -135,10 +187,11 @@ def replaying_torch(tape: MaskTape, side: str = "torch (float64 reference)"):
     original = F.dropout
 
     def dropout(input, p=0.5, training=True, inplace=False):
-        if not training or p == 0.0:
+        if not training or p == 0.0 or p >= 1.0:
             return original(input, p, training, inplace)
         mask = replay.mask(input.detach().cpu().numpy())
-        return input * torch.from_numpy(mask).to(device=input.device, dtype=input.dtype) * (1.0 / (1.0 - p))
+        scale = torch.from_numpy(mask).to(device=input.device, dtype=input.dtype) * (1.0 / (1.0 - p))
+        return input.mul_(scale) if inplace else input * scale
 
     F.dropout = dropout
     try:

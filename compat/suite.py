@@ -55,8 +55,8 @@ from recompat._files import write_atomic
 from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, TORCH_DEVICES
 
 from . import zoo
-from .compare import (CompareReport, compare_results, dropout_row, dropouts, float64_twin, forward_context,
-                      run_reference, transfer_rows)
+from .compare import (CompareReport, PairRuns, compare_results, dropouts, float64_twin, forward_context,
+                      judge_pair, run_reference)
 from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
 from .memory import MEASURE, SavedTensors
 from .runs import RunResult, load_arrays, run_mindspore, run_torch
@@ -334,19 +334,15 @@ def _cross(pair, case, mutant, options):
     rtol, atol = pair.tolerance          # only where the torch model cannot run in float64
     verdicts = []
     for torch_on, expected in expected_runs.items():
-        if calibration is not None and reference is not None:
-            report = compare_results(calibration, actual, reference=reference)
+        calibrated = calibration is not None and reference is not None
+        runs = PairRuns(calibration if calibrated else expected, actual, reference, transfer,
+                        no_reference or no_run, masks=tape)
+        report = judge_pair(runs, rtol=rtol, atol=atol, deliberate=pair.settings_differ)
+        if calibrated:
             recorded = replace(expected, framework=f"torch recorded on {torch_on}")
             report.rows += [replace(r, name=f"{r.name} (recorded on {torch_on})")
                             for r in compare_results(calibration, recorded, reference=reference).rows]
-        else:
-            report = compare_results(expected, actual, rtol=rtol, atol=atol, reference=reference)
-        report.rows[:0] = transfer_rows(transfer, strict=True, deliberate=pair.settings_differ)
-        report.rows += dropout_row(tape)
-        report.meta["transfer"] = {"warnings": list(transfer.warnings)}
         report.meta["torch_device"] = torch_on
-        if no_reference or no_run:
-            report.meta["reference"] = {"skipped": no_reference or no_run}
         verdicts.append(_verdict(case, pair, report))
     failed = [v for v in verdicts if v.status != "passed"]
     outcome = failed[0] if failed else verdicts[0]

@@ -1024,3 +1024,83 @@ def test_the_memory_row_judges_the_share_saved_where_both_plain_figures_are_know
     assert row.passed and "recompute saves 74% on torch, 79% on MindSpore" in row.message
     lost = memory_row(180_096, 1_150_904, 691_200, 1_150_904)
     assert not lost.passed and "recompute mark lost" in lost.message
+
+
+class _TorchTwoDrops(torch.nn.Module):
+    """Two dropouts of one tensor inside a checkpointed block: their recomputations share an input."""
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.d1, self.d2, self.fc2 = (torch.nn.Linear(32, 64), torch.nn.Dropout(0.3), torch.nn.Dropout(0.3),
+                                                torch.nn.Linear(64, 8))
+
+    def block(self, x):
+        h = torch.relu(self.fc1(x))
+        return self.d1(h) * 2 + self.d2(h)
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+        return self.fc2(checkpoint(self.block, x, use_reentrant=False))
+
+
+class _MsTwoDrops(mnn.Cell):
+    def __init__(self, detached=False):
+        super().__init__()
+        self.fc1, self.d1, self.d2, self.fc2 = mnn.Dense(32, 64), mnn.Dropout(p=0.3), mnn.Dropout(p=0.3), \
+            mnn.Dense(64, 8)
+        self.detached = detached
+        for cell in (self.fc1, self.d1, self.d2):
+            cell.recompute()
+
+    def construct(self, x):
+        h = ops.relu(self.fc1(x))
+        first = self.d1(ops.stop_gradient(h) if self.detached else h)
+        return self.fc2(first * 2 + self.d2(h))
+
+
+@runtime
+def test_two_dropouts_of_one_input_replay_in_their_order_and_a_wrong_port_still_fails():
+    """Recomputations matched by input hand equal inputs their masks in forward order: the correct port passes
+    (no redraw reported), and a port that cuts d1's gradient fails (the float64 reference stays the same model)."""
+    x = [_x(16, 32)]
+    report = compare(*_trained(_TorchTwoDrops(), _MsTwoDrops()), x)
+    assert report.passed, str(report)
+    torch.manual_seed(0)
+    wrong = compare(*_trained(_TorchTwoDrops(), _MsTwoDrops(detached=True)), x)
+    assert not wrong.row("fc1.weight.grad").passed and "reference" in wrong.meta and \
+        "skipped" not in wrong.meta["reference"]
+
+
+class _TorchChannelDrop(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.drop = torch.nn.Conv2d(3, 4, 3), torch.nn.Dropout2d(0.5)
+
+    def forward(self, x):
+        return self.drop(self.conv(x))
+
+
+class _MsChannelDrop(mnn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.drop = mnn.Conv2d(3, 4, 3, pad_mode="valid", has_bias=True), mnn.Dropout2d(p=0.5)
+
+    def construct(self, x):
+        return self.drop(self.conv(x))
+
+
+@runtime
+def test_a_dropout_the_replay_cannot_follow_is_named_in_the_failing_row():
+    report = compare(*_trained(_TorchChannelDrop(), _MsChannelDrop()), [_x(2, 3, 8, 8)])
+    row = report.row("dropout masks")
+    assert not row.passed and "not replayed: torch.nn.functional.dropout2d" in row.message
+
+
+def test_a_reference_that_does_not_compute_what_the_run_computed_is_not_used():
+    """Planted: a float64 copy whose output is off by far more than round-off (randomness drawn differently):
+    its distance would otherwise make the allowance so wide that a wrong MindSpore output passes."""
+    truth = np.random.default_rng(0).standard_normal(256)
+    expected, ref = run("torch", y=truth.astype(np.float32)), run("torch64", y=truth + 0.5)
+    wrong = run("mindspore", y=(truth + 0.3).astype(np.float32))
+    report = compare_results(expected, wrong, reference=ref)
+    assert not report.passed and "the copy does not compute what the run computed" in report.meta["reference"]["skipped"]
+    assert report.row("y").ref_err_expected is None
