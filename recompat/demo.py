@@ -528,7 +528,8 @@ def print_summary(doc: dict, page: Path, beside: Path, out: IO[str]) -> None:
                 print(text if len(text) <= 200 else text[:197] + "...", file=out)
         print(f"\nmodels: {t['models']}, translated {t['translated']}, ran {t['ran']}, agree {t['agree']}, "
               f"mismatch {t['mismatch']}, failed {t['failed']}, not yet translatable {t['not-translated']} "
-              f"(outputs, input and parameter gradients, buffers and layer settings vs torch, by "
+              f"(outputs, input and parameter gradients, buffers, layer settings and the memory recompute saves vs "
+              f"torch, by "
               f"{doc['settings']['verdict']})", file=out)
         if t["not-translated"]:
             one = t["not-translated"] == 1
