@@ -51,8 +51,8 @@ The round-off rule (compare()'s default verdict)
     rtol/atol cannot hold at scale: float32 round-off grows with the size and depth of the reductions behind a
     tensor, so correct twins of modest size fail torch.testing's defaults, and a looser global tolerance
     starts to hide bugs (bench/verdict_bench.py prints both rates). So compare() (``reference="auto"``, unless
-    the caller gives rtol/atol) also runs a float64 copy of the torch model, and each floating tensor passes when MindSpore's distance
-    from it is at most ``ROUNDOFF_FACTOR`` times torch float32's own distance, plus ``FLOOR_ULPS`` ulps of
+    the caller gives rtol/atol) also runs a float64 copy of the torch model, and each floating tensor passes when
+    MindSpore's distance from it is at most ``ROUNDOFF_FACTOR`` times torch float32's own distance, plus ``FLOOR_ULPS`` ulps of
     the tensor's largest value: elementwise (the largest distance) and norm-wise (the whole tensor, which
     catches a small error on every element). The allowance comes from the tensor itself, never from a
     tolerance chosen per model. The row keeps both distances (``ref_err_expected``, ``ref_err_actual``) and
@@ -94,7 +94,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from recompat.constants import MS_MODES
+from recompat.constants import MS_MODES, either
 
 from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
 from .memory import MEASURE, SavedTensors
@@ -772,7 +772,7 @@ def wants_reference(reference: str | None, rtol: Tolerance = None, atol: Toleran
     """What compare()'s ``reference`` comes to: "auto" is the float64 reference unless the caller chose rtol/atol
     (then those judge, as asked); a value outside REFERENCES is refused."""
     if reference not in REFERENCES:
-        raise ValueError(f"reference must be 'auto', 'float64' or None, not {reference!r}")
+        raise ValueError(f"reference must be {either(map(repr, REFERENCES))}, not {reference!r}")
     if reference == "auto" and (rtol is not None or atol is not None):
         return None
     return reference
@@ -820,11 +820,11 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
 
     reference = wants_reference(reference)
     if weights not in WEIGHTS:
-        raise ValueError(f"weights must be 'torch', 'mindspore' or 'as-is', not {weights!r}")
+        raise ValueError(f"weights must be {either(map(repr, WEIGHTS))}, not {weights!r}")
     if ms_mode not in MS_MODES:
         raise ValueError(f"ms_mode must be {' or '.join(map(repr, MS_MODES))}, not {ms_mode!r}")
     if dropout not in DROPOUT:
-        raise ValueError(f"dropout must be 'replay' or 'own', not {dropout!r}")
+        raise ValueError(f"dropout must be {either(map(repr, DROPOUT))}, not {dropout!r}")
     if memory and ms_mode != "pynative":
         raise ValueError("memory=True counts the bytes kept for backward through saved-tensor hooks, which MindSpore "
                          "has in PyNative mode only: pass ms_mode='pynative'")

@@ -87,7 +87,8 @@ class _Seen:
 
 
 def _digest(array: np.ndarray) -> str:
-    return hashlib.blake2b(np.ascontiguousarray(array).tobytes() + str(array.shape).encode(), digest_size=16).hexdigest()
+    data = np.ascontiguousarray(array).tobytes() + str(array.shape).encode()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 # torch's dropouts with masks of another shape (channels) or another formula: noted, not replayed
@@ -173,7 +174,8 @@ class _Replayer:
             raise DropoutReplayError(f"{self.side}'s dropout call {n + 1} is on a {x.shape} input; torch's call "
                                      f"{n + 1} was on {mask.shape}: the dropouts are in another order or place")
         self.tape.taken[self.side] = n + 1
-        self.seen.add(x, mask if drawn is None else drawn, mask)
+        if drawn is not None:                     # a side without its own draw never looks its forward up
+            self.seen.add(x, drawn, mask)
         return mask
 
 

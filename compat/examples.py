@@ -10,8 +10,8 @@ The core API set's paired examples (mappings/examples/<id>/) are model files, no
   to rtol/atol and this is where to set them).
 
 ``run_model_example(torch_path, mindspore_path)`` builds both (torch's weights seeded, then copied to MindSpore),
-runs one forward and backward on each and compares outputs, gradients, buffers and the paired layers' settings. It returns an ``ExampleRun``
-whose ``text`` is what output.txt records: deterministic (shapes, the torch output's first values rounded, counts
+runs one forward and backward on each and compares outputs, gradients, buffers and the paired layers' settings.
+It returns an ``ExampleRun`` whose ``text`` is what output.txt records: deterministic (shapes, the torch output's first values rounded, counts
 and the verdict; never a raw error value, which varies with the machine's kernels). Anything wrong (a file that
 does not import, no Example, settings or inputs that differ, weights that do not pair, a mismatch) raises
 ``ExampleError`` naming the file.
@@ -128,7 +128,9 @@ def _text(report: CompareReport, expected, training: bool, rtol: float | None, a
     if kinds["buffer"]:
         what += f" and {kinds['buffer']} buffer{'s' if kinds['buffer'] != 1 else ''}"
     if rtol is not None or atol is not None:
-        verdict = f"rtol {_tol(rtol) if rtol is not None else 'default'}, atol {_tol(atol) if atol is not None else 'default'}"
+        def shown(x):
+            return "default" if x is None else _tol(x)
+        verdict = f"rtol {shown(rtol)}, atol {shown(atol)}"
     elif "skipped" in report.meta.get("reference", {}):
         verdict = "torch.testing's tolerances: the torch side did not run in float64"
     else:

@@ -303,11 +303,7 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         reference = wants_reference("auto", settings.rtol, settings.atol)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")     # torch's use_reentrant notice: two examples leave it out on purpose
-            try:
-                runs = run_pair(tmodel, cell, inputs, ms_mode=MS_MODE, seed=SEED, reference=reference, memory=True)
-            except WeightTransferError:
-                stage = "transfer"
-                raise
+            runs = run_pair(tmodel, cell, inputs, ms_mode=MS_MODE, seed=SEED, reference=reference, memory=True)
             res.warnings = list(runs.transfer.warnings)
             res.ran = True
             stage = "memory"
@@ -319,7 +315,9 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         if reference and runs.reference is None:
             res.verdict = f"rtol {DEMO_RTOL:g}, atol {DEMO_ATOL:g}: {runs.no_reference}"
     except Exception as exc:
-        res.status, res.stage = "failed", "import" if isinstance(exc, _ImportFailed) else stage
+        res.status = "failed"
+        res.stage = ("import" if isinstance(exc, _ImportFailed) else "transfer" if isinstance(exc, WeightTransferError)
+                     else stage)
         res.reason = f"{res.stage}: {reason(exc, roots)}"
         return res
     finally:
@@ -441,7 +439,8 @@ def _run(settings: Settings, stdout: IO[str], stderr: IO[str]) -> int:
         doc = {"kind": "recompat-demo", "tool": "recompat", "version": __version__,
                "source": _shown(src), "output": _shown(dest),
                "settings": {"scope": settings.scope, "style": settings.style, "rtol": settings.rtol,
-                            "atol": settings.atol, "verdict": verdict(settings), "judged": list(JUDGED), "seed": SEED, "dropout": DROPOUT, "ms_mode": MS_MODE,
+                            "atol": settings.atol, "verdict": verdict(settings), "judged": list(JUDGED),
+                            "seed": SEED, "dropout": DROPOUT, "ms_mode": MS_MODE,
                             "run": settings.run, "models": settings.models},
                "versions": _versions(), "seconds": round(time.perf_counter() - started, 2),
                "totals": _totals(results, translation), "apis": _apis(translation),

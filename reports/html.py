@@ -356,5 +356,6 @@ def _demo(doc: dict):
                  translation=translation, source=doc.get("source", "?"), output=doc.get("output", "?"),
                  scope=settings.get("scope", "?"), seconds=doc.get("seconds", "?"),
                  torch=versions.get("torch", "?"), mindspore=versions.get("mindspore", "?"),
-                 verdict=settings.get("verdict") or f"rtol {_num(settings.get('rtol'))}, atol {_num(settings.get('atol'))}")
+                 verdict=settings.get("verdict")
+                 or f"rtol {_num(settings.get('rtol'))}, atol {_num(settings.get('atol'))}")
     return model, "recompat demo: the example project translated, run and compared"

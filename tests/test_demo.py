@@ -216,6 +216,20 @@ def test_a_translation_that_lost_its_recompute_mark_is_a_mismatch_on_memory(tmp_
 
 
 @pytest.mark.runtime
+def test_weights_that_do_not_pair_fail_at_the_transfer_stage(tmp_path, capsys, monkeypatch):
+    """Planted: a translated head whose parameters have another name: the pair cannot be run, and the demo says
+    the transfer is where it stopped."""
+    edit_translation(monkeypatch, "tinynets/mixer.py",
+                     lambda text: text.replace("self.head = nn.Dense(dim, num_classes)",
+                                               "self.classifier = nn.Dense(dim, num_classes)")
+                                      .replace("return self.head(x)", "return self.classifier(x)"))
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "demo", "--model", "mixer")
+    m = model(json.loads((tmp_path / "demo" / "report.json").read_text()), "mixer")
+    assert code == 0 and m["status"] == "failed" and m["stage"] == "transfer" and not m["ran"], m
+    assert "WeightTransferError" in m["reason"]
+
+
+@pytest.mark.runtime
 def test_a_translation_that_does_not_import_is_reported_with_its_line(tmp_path, capsys, monkeypatch):
     plant(monkeypatch, BROKEN)
     code, out, err = run(capsys, "demo", "-o", tmp_path / "demo", "--model", "mlp")
