@@ -421,6 +421,18 @@ def test_no_warnings_when_settings_agree():
     assert transfer_weights(t, m).warnings == []
 
 
+def test_same_padding_with_a_stride_is_known_for_a_one_element_kernel():
+    """Found on mindcv 0.3.0's resnet18 against torchvision's: its shortcut is Conv2d(k=1, stride=2,
+    pad_mode='same'), which pads nothing whatever the input size, as torch's padding=0 does; a 3x3 kernel with a
+    stride still pads by the input size and stays a warning."""
+    t = tnn.Conv2d(4, 8, 1, stride=2, bias=False)
+    m = mnn.Conv2d(4, 8, 1, stride=2, pad_mode="same")
+    assert transfer_weights(t, m).warnings == []
+    t3, m3 = tnn.Conv2d(4, 8, 3, stride=2, padding=1, bias=False), mnn.Conv2d(4, 8, 3, stride=2, pad_mode="same")
+    (w,) = transfer_weights(t3, m3).warnings
+    assert "pads by the input size" in w
+
+
 def test_conv1d_layout_and_batchnorm3d_child():
     t = tnn.Sequential(tnn.Conv1d(2, 3, 3, padding=1), tnn.BatchNorm1d(3))
     m = mnn.SequentialCell(mnn.Conv1d(2, 3, 3, pad_mode="pad", padding=1, has_bias=True), mnn.BatchNorm1d(3))

@@ -192,14 +192,16 @@ def _per_axis(v, n: int) -> tuple:
 def conv_pads(pad_mode: str, padding, kernel_size, dilation, stride, n: int) -> list[tuple[int, int]] | None:
     """What a MindSpore convolution's pad_mode + padding pads, as (before, after) for each of the last n spatial
     axes (MindSpore keeps Conv1d's settings as a 2-D convolution's: the last n are the real ones); None where it
-    depends on the input size ('same' with a stride > 1). torch's padding pads what conv_padding makes of it."""
+    depends on the input size ('same' with a stride > 1 and a kernel wider than one element). torch's padding pads what conv_padding makes of it."""
     mode = str(pad_mode).strip("'\"").lower()
     if mode == "valid":
         return [(0, 0)] * n
     if mode == "same":
-        if any(s != 1 for s in _per_axis(stride, n)[-n:]):
-            return None
         totals = [d * (k - 1) for d, k in zip(_per_axis(dilation, n)[-n:], _per_axis(kernel_size, n)[-n:])]
+        # with a stride, 'same' pads by the input size -- except where the kernel spans one element (1x1): then
+        # (ceil(size / stride) - 1) * stride + 1 - size is never above 0, whatever the size
+        if any(s != 1 and t for s, t in zip(_per_axis(stride, n)[-n:], totals)):
+            return None
         return [(t // 2, t - t // 2) for t in totals]
     if mode == "pad":
         if isinstance(padding, int):
