@@ -8,6 +8,9 @@ Parts (one module each):
             gradient and buffer as NumPy arrays, named in torch's terms.
   compare   compare_results(a, b) row by row with per-dtype tolerances; compare(torch_model,
             ms_model, inputs) = transfer + run both + compare_results.
+  training  compare_training(torch_model, ms_model, batches, loss=, optimizer=, ...): N training steps on
+            both sides, the MindSpore optimizer, loss and schedule built from mappings/training.yaml,
+            judged after every step. training_cases: correct ports and planted bugs for its proof.
   zoo       the paired model zoo (each pair: a torch twin, a MindSpore twin, inputs), with
             recompute on or off in each framework's own forms.
   mindspore torch idioms on MindSpore (checkpoint, checkpoint_sequential with torch's semantics).
@@ -19,7 +22,9 @@ Parts (one module each):
 
 from .compare import CompareReport, CompareRow, compare, compare_results
 from .runs import MindSporeGraphError, RunResult, run_mindspore, run_torch
+from .training import TrainingError, TrainingReport, compare_training
 from .weights import Transfer, WeightTransferError, transfer_weights
 
 __all__ = ["compare", "compare_results", "CompareReport", "CompareRow", "run_torch", "run_mindspore", "RunResult",
-           "MindSporeGraphError", "transfer_weights", "Transfer", "WeightTransferError"]
+           "MindSporeGraphError", "transfer_weights", "Transfer", "WeightTransferError", "compare_training",
+           "TrainingReport", "TrainingError"]

@@ -401,11 +401,13 @@ def compare_results(
     atol: Tolerance = None,
     equal_nan: bool = False,
     reference: RunResult | None = None,
+    floor_ulps: float | None = None,
 ) -> CompareReport:
     """Compare every tensor of two runs; ``expected`` is the reference. See the module docstring.
     ``reference``: a float64 run of the expected side; each floating tensor it holds is judged by the round-off
     rule (``judge_by_reference``) instead of rtol/atol -- unless the expected side's outputs are not its own
     (``unlike_reference``): then rtol/atol judge, and the report says why."""
+    floor_ulps = FLOOR_ULPS if floor_ulps is None else floor_ulps
     unlike = unlike_reference(expected, reference) if reference is not None else ""
     if unlike:
         reference = None
@@ -452,7 +454,7 @@ def compare_results(
         ref = reference.tensors.get(name) if reference is not None else None
         if (ref is not None and ref.shape == e.shape and not is_exact_dtype(e_dt) and not np.iscomplexobj(e)
                 and "non-finite" not in msg):
-            judge_by_reference(row, e, a, ref, expected.framework, actual.framework)
+            judge_by_reference(row, e, a, ref, expected.framework, actual.framework, floor_ulps)
     return CompareReport(
         rows=rows,
         expected=expected.framework,
@@ -464,7 +466,7 @@ def compare_results(
             "atol": atol if not isinstance(atol, Mapping) else dict(atol),
             "equal_nan": equal_nan,
             **({"reference": {"framework": reference.framework, "roundoff_factor": ROUNDOFF_FACTOR,
-                              "floor_ulps": FLOOR_ULPS}} if reference is not None else {}),
+                              "floor_ulps": floor_ulps}} if reference is not None else {}),
             **({"reference": {"skipped": unlike}} if unlike else {}),
         },
     )
@@ -513,16 +515,17 @@ _EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "fl
 
 
 def judge_by_reference(row: CompareRow, e: np.ndarray, a: np.ndarray, ref: np.ndarray, expected: str,
-                       actual: str) -> None:
+                       actual: str, floor_ulps: float = FLOOR_ULPS) -> None:
     """Judge one tensor by the round-off rule, in place: elementwise (largest distance) and norm-wise (the whole
-    tensor's distance, which catches a small error spread over every element)."""
+    tensor's distance, which catches a small error spread over every element). ``floor_ulps``: the floor, in ulps
+    of the tensor's magnitude (compare_training grows it with the steps)."""
     ref64 = ref.astype(np.float64)
     dist_e, dist_a = np.abs(e.astype(np.float64) - ref64), np.abs(a.astype(np.float64) - ref64)
     eps = _EPS.get(row.expected_dtype or "", _EPS["float32"])
-    floor = FLOOR_ULPS * eps * float(np.abs(ref64).max(initial=0.0))
+    floor = floor_ulps * eps * float(np.abs(ref64).max(initial=0.0))
     allowed = ROUNDOFF_FACTOR * float(dist_e.max(initial=0.0)) + floor
     norm_e, norm_a = float(np.linalg.norm(dist_e)), float(np.linalg.norm(dist_a))
-    allowed_norm = ROUNDOFF_FACTOR * norm_e + FLOOR_ULPS * eps * float(np.linalg.norm(ref64))
+    allowed_norm = ROUNDOFF_FACTOR * norm_e + floor_ulps * eps * float(np.linalg.norm(ref64))
     row.ref_err_expected, row.ref_err_actual = float(dist_e.max(initial=0.0)), float(dist_a.max(initial=0.0))
     row.rtol, row.atol = 0.0, allowed
     row.within = float((dist_a <= allowed).mean()) if dist_a.size else 1.0
@@ -530,10 +533,10 @@ def judge_by_reference(row: CompareRow, e: np.ndarray, a: np.ndarray, ref: np.nd
     if row.ref_err_actual > allowed:
         problems.append(f"{actual} is {row.ref_err_actual:.3g} from the float64 reference at worst, more than "
                         f"{ROUNDOFF_FACTOR:g}x {expected}'s own float32 round-off ({row.ref_err_expected:.3g}) "
-                        f"+ {FLOOR_ULPS:g} ulps")
+                        f"+ {floor_ulps:g} ulps")
     if norm_a > allowed_norm:
         problems.append(f"over the whole tensor {actual} is {norm_a:.3g} from the reference (norm), more than "
-                        f"{ROUNDOFF_FACTOR:g}x {expected}'s {norm_e:.3g} + {FLOOR_ULPS:g} ulps")
+                        f"{ROUNDOFF_FACTOR:g}x {expected}'s {norm_e:.3g} + {floor_ulps:g} ulps")
     row.passed = not problems
     if problems:
         row.message = "; ".join(problems)

@@ -189,3 +189,44 @@ def run_model_example(torch_path: str | Path, mindspore_path: str | Path) -> Exa
     expected = run_torch(shown, inputs, seed=0)
     return ExampleRun(torch_path, mindspore_path, training, report,
                       _text(report, expected, training, rtol, atol))
+
+
+# ------------------------------------------------------------------------------- training pairs' examples
+
+TRAINING_STEPS = 100        # how long a training pair's example trains (the issue's "correct pairs pass 100 steps")
+
+
+def run_training_example(torch_path: str | Path, mindspore_path: str | Path, steps: int = TRAINING_STEPS) -> str:
+    """A training pair's example (mappings/training.yaml): the torch file defines ``Example``, ``BATCHES`` (a list of
+    (inputs, target)) and ``training(model)`` (compare_training's torch keyword arguments: loss, optimizer,
+    schedule, clip_grad_norm); the MindSpore file defines ``Example`` only. Its pieces are built from the entries,
+    so this proves them. Returns what output.txt records: torch's loss at a few steps (4 digits) and the verdict.
+    ExampleError naming the file when it cannot run or does not agree."""
+    import mindspore
+    import torch
+
+    from .training import TrainingError, compare_training
+
+    torch_path, mindspore_path = Path(torch_path), Path(mindspore_path)
+    tm, mm = load_module(torch_path, "torch"), load_module(mindspore_path, "mindspore")
+    torch_cls = _example_class(tm, torch_path, torch.nn.Module, "nn.Module")
+    ms_cls = _example_class(mm, mindspore_path, mindspore.nn.Cell, "nn.Cell")
+    batches, setup = getattr(tm, "BATCHES", None), getattr(tm, "training", None)
+    if not isinstance(batches, list) or not batches or not callable(setup):
+        raise ExampleError(f"{torch_path}: a training example defines BATCHES (a list of (inputs, target)) and "
+                           "training(model) (the loss, optimizer, ... compare_training takes)")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        torch_model = _build(torch_cls, torch_path)
+    ms_model = _build(ms_cls, mindspore_path)
+    try:
+        report = compare_training(torch_model, ms_model, batches, steps=steps, **setup(torch_model))
+    except (TrainingError, TypeError) as exc:
+        raise ExampleError(f"{torch_path}: {exc}") from exc
+    if not report.passed:
+        raise ExampleError(f"{mindspore_path} / {torch_path}: the pair does not train alike:\n{report}")
+    losses = report.loss_curves()["torch"]
+    shown = [k for k in (1, 10, steps) if k <= steps]
+    lines = [f"loss at step {k}: {losses[k - 1]:.4f}" for k in dict.fromkeys(shown)]
+    lines.append(f"{steps} training steps agree ({report.meta['verdict']})")
+    return "\n".join(lines) + "\n"

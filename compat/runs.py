@@ -79,7 +79,7 @@ import numpy as np
 from recompat._files import write_atomic
 from recompat.constants import MS_MODES
 
-KINDS = ("output", "input-grad", "param-grad", "buffer")
+KINDS = ("output", "input-grad", "param-grad", "param", "buffer")   # param: a value after a training step
 FORMAT_VERSION = 1
 COTANGENT = ("numpy default_rng(seed).standard_normal(shape), one per floating output in flattening order, "
              "dict keys sorted")

@@ -19,6 +19,7 @@ import recompat
 
 HERE = Path(__file__).parent
 CORE_RULES = ("api_class", "api_function", "tensor_method", "tensor_attribute", "method_name")   # the core API set's rules
+TRAINING_RULES = ("optimizer", "loss", "lr_schedule", "grad_clip")   # training.yaml: compare_training's pieces
 
 
 class MappingError(Exception):
@@ -193,6 +194,7 @@ class Mappings:
     functional_dropout: frozenset = frozenset()   # dropout functions (RC150)
     frameworks: dict = field(default_factory=dict)  # "torch" / "mindspore" -> Framework
     reported: tuple[ReportedApi, ...] = ()          # reported.yaml
+    training: tuple[Entry, ...] = ()                # training.yaml: optimizers, losses, schedules, clipping
 
     def reported_api(self, side: str, qualname: str) -> ReportedApi | None:
         """The reported name of `side` that covers `qualname` most closely (not for kind method); None if none."""
@@ -233,7 +235,11 @@ class Mappings:
                        for name in e.names(side)} for side in ("torch", "mindspore")}
 
     def entry(self, entry_id: str) -> Entry:
-        return next(e for e in self.entries if e.id == entry_id)
+        return next(e for e in (*self.entries, *self.training) if e.id == entry_id)
+
+    def training_pair(self, rule: str, torch_api: str) -> Entry | None:
+        """training.yaml's entry of `rule` for a torch class or function, by any of its torch names."""
+        return next((e for e in self.training if e.rule == rule and torch_api in e.torch_names), None)
 
     @functools.cached_property
     def layer_pairs(self) -> tuple[Entry, ...]:
@@ -510,7 +516,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    entries, diagnostics = [], {}
+    entries, training, diagnostics = [], [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
     layers, wrappers, dropout, frameworks, reported = [], [], set(), {}, {}
     for path, text in texts:
@@ -524,15 +530,16 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             if code in diagnostics:
                 raise MappingError(f"{path}: diagnostic {code} is defined twice")
             diagnostics[code] = spec
-        for i, raw in enumerate(data.get("entries", [])):
-            params = _params(raw, f"{path}: entries/{i}")
-            proven = (folder / "examples" / raw["id"] / "output.txt").is_file()
-            tensors = raw.pop("tensors", None)
-            if tensors is not None:
-                tensors = _tensors(tensors, f"{path}: entries/{i} ({raw['id']})")
-            entries.append(Entry(params=params, proven=proven, tensors=tensors, **raw))
-            where[id(entries[-1])] = f"{path}: entries/{i}"
-            _check_settings(entries[-1], where[id(entries[-1])])
+        for key, into in (("entries", entries), ("training", training)):
+            for i, raw in enumerate(data.get(key, [])):
+                params = _params(raw, f"{path}: {key}/{i}")
+                proven = (folder / "examples" / raw["id"] / "output.txt").is_file()
+                tensors = raw.pop("tensors", None)
+                if tensors is not None:
+                    tensors = _tensors(tensors, f"{path}: {key}/{i} ({raw['id']})")
+                into.append(Entry(params=params, proven=proven, tensors=tensors, **raw))
+                where[id(into[-1])] = f"{path}: {key}/{i}"
+                _check_settings(into[-1], where[id(into[-1])])
         dropout.update(data.get("functional_dropout", ()))
         for name, raw in data.get("frameworks", {}).items():
             if name in frameworks:
@@ -549,7 +556,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
                     raise MappingError(f"{path}: reported/{i}: {name} is listed twice (also under {reported[name].api})")
                 reported[name] = api
     first: dict[str, Entry] = {}
-    for e in entries:
+    for e in [*entries, *training]:
         if e.id in first:
             raise MappingError(f"{where[id(e)]}/id: entry ids defined twice: {e.id} (also at {where[id(first[e.id])]})")
         first[e.id] = e
@@ -557,7 +564,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
         if listed:
             raise MappingError(f"{where[id(e)]}: {', '.join(listed)} is translated by entry {e.id} and also listed "
                                f"in reported.yaml as a name no entry translates: remove it there")
-    for e in entries:
+    for e in [*entries, *training]:
         for k, p in enumerate(e.params):
             for key, code in p.codes:
                 if code not in diagnostics:
@@ -581,7 +588,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
         pairs[key] = e.id
     return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers),
                     wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
-                    reported=tuple({id(r): r for r in reported.values()}.values()))
+                    reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training))
 
 
 @functools.lru_cache(maxsize=None)

@@ -194,6 +194,23 @@ def recompat_compare(request, recompat_options):
     return run
 
 
+@pytest.fixture
+def recompat_train(request):
+    """train(torch_model, ms_model, batches, **kwargs) -> TrainingReport: compare_training (CPU, PyNative); the
+    report goes to --recompat-json. kwargs are compare_training's (loss=, optimizer=, schedule=, steps=, ...)."""
+    from recompat.compat import compare_training
+
+    def run(torch_model, ms_model, batches, **kwargs):
+        report = compare_training(torch_model, ms_model, batches, **kwargs)
+        first = report.first_failure
+        _keep(request, {"id": request.node.nodeid, "check": "training", "pair": request.node.name,
+                        "status": "passed" if report.passed else "failed",
+                        "message": str(report).splitlines()[0] + (f"; first out at step {first.step}" if first else ""),
+                        "report": report.to_dict()})
+        return report
+    return run
+
+
 class _Collector:
     """Gathers the results where the test reports arrive (the main process, with or without xdist)."""
 

@@ -10,7 +10,7 @@ import pytest
 from recompat import mappings
 from recompat.reports import docs, signatures
 
-ENTRIES = mappings.default().entries
+ENTRIES = mappings.default().entries + mappings.default().training
 SIDES = [(e, side) for e in ENTRIES for side in ("torch", "mindspore")]
 
 

@@ -47,6 +47,40 @@ def test_a_user_pair_that_differs_fails_naming_the_tensors(pytester):
     result.stdout.fnmatch_lines(["*output*FAIL*", "*torch vs mindspore: FAILED*"])
 
 
+TRAIN_TEST = '''
+import numpy as np
+import pytest
+import torch
+from mindspore import nn
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])      # 0.1: the port below drops it
+def test_my_training(recompat_train, smoothing):
+    torch.manual_seed(0)
+    torch_model = torch.nn.Sequential(torch.nn.Linear(8, 4))
+    ms_model = nn.SequentialCell([nn.Dense(8, 4)])
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((6, 8)).astype(np.float32), rng.integers(0, 4, 6)) for _ in range(3)]
+    optimizer = torch.optim.SGD(torch_model.parameters(), lr=0.1, momentum=0.9)
+    report = recompat_train(torch_model, ms_model, batches, steps=5,
+                            loss=torch.nn.CrossEntropyLoss(label_smoothing=smoothing), optimizer=optimizer,
+                            mindspore_loss=nn.CrossEntropyLoss())
+    assert report.passed, str(report)
+'''
+
+
+def test_a_user_training_pair_is_judged_step_by_step_and_lands_in_the_json(pytester):
+    pytester.makepyfile(test_user=TRAIN_TEST)
+    result = pytester.runpytest_subprocess("--recompat-json", "out.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*first left the tolerance at step 1*"])
+    passed, failed = json.loads((pytester.path / "out.json").read_text())["results"]
+    assert passed["check"] == failed["check"] == "training"
+    assert (passed["status"], failed["status"]) == ("passed", "failed")
+    assert passed["report"]["steps_run"] == 5 and len(passed["report"]["loss"]["torch"]) == 5
+    assert failed["report"]["first_failure"] == 1 and "first out at step 1" in failed["message"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--recompat-record", "a", "--recompat-against", "b"], "*exclude each other*"),
     (["--recompat-against", "missing"], "*missing: no such directory*"),

@@ -1,0 +1,572 @@
+"""``compare_training``: N training steps on both sides, judged after every step.
+
+    report = compare_training(torch_model, ms_model, batches, loss=torch.nn.CrossEntropyLoss(label_smoothing=0.1),
+                              optimizer=torch.optim.AdamW(torch_model.parameters(), lr=1e-3),
+                              schedule=None, clip_grad_norm=1.0)
+    assert report.passed, str(report)
+
+compare() checks one forward and one backward; a port also breaks after that, in the optimizer, the loss, the
+schedule, the clipping, or a running statistic that drifts. Each training piece is given as torch spells it: the
+user's own torch objects. Its MindSpore counterpart is built from the piece's entry in ``mappings/training.yaml``
+(``counterpart``): the settings are read from the torch object (an optimizer's param groups, a loss's or
+schedule's attributes, the clip's keyword arguments) and passed on, renamed and converted, as the entry says; a
+setting that cannot carry over (the entry drops it with RC309) is refused with the entry's reason. A port's own
+MindSpore pieces can be given instead (``mindspore_optimizer=`` and so on): that is how a port is tested.
+
+Each step runs, on each side: forward, loss, backward, clipping, the optimizer's step, the schedule's step (torch's
+order; MindSpore's experimental schedules use the step-k rate at step k as torch does). Both models are trained in
+place, in training mode, from the same weights (``weights="torch"``: torch's copied into the MindSpore model first).
+Integer batches (class labels) go to MindSpore as int32: its CrossEntropyLoss and NLLLoss refuse int64.
+
+The verdict after each step is compare()'s round-off rule, step by step: a float64 copy of the torch model trains
+beside it (its own optimizer and schedule, rebuilt from torch's), and each tensor (the step's loss, every parameter
+and buffer after the step) passes while MindSpore is at most ROUNDOFF_FACTOR times as far from the float64 run as
+torch's float32 is, plus a floor of FLOOR_ULPS ulps. So the allowance grows with the steps exactly as far as
+float32 round-off really accumulates in this training (torch's own distance from float64 is measured, never
+assumed); a schedule or update that differs moves MindSpore away from both and fails at the step where it does.
+Where the torch pieces cannot be rebuilt or run in float64, or when ``rtol``/``atol`` are given, those judge every
+step instead (a fixed tolerance; the report says why). Active dropout is replayed per step (compat.dropout_replay).
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from recompat import mappings as mapping_data
+
+from .compare import (CompareReport, CompareRow, ROUNDOFF_FACTOR, FLOOR_ULPS, REFERENCE_UNLIKE, Tolerance,
+                      compare_results, dropouts, transfer_rows, wants_reference)
+from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
+from .runs import RunResult
+
+TORCH, MINDSPORE, REFERENCE = "torch", "MindSpore", "torch (float64 reference)"
+
+
+class TrainingError(ValueError):
+    """A training setup compare_training cannot run as asked: a piece with no counterpart, a setting that does not
+    carry over, a torch optimizer or schedule that has already stepped. The message says what to do."""
+
+
+# ------------------------------------------------------------------------------------- counterparts from mappings
+
+_MISSING = object()
+
+
+def _entry(rule: str, obj, maps) -> mapping_data.Entry:
+    """The training.yaml entry of `rule` whose torch class ``obj`` is (exactly: a subclass may compute otherwise)."""
+    for e in maps.training:
+        if e.rule == rule and type(obj) is _resolve(e.torch["api"], quiet=True):
+            return e
+    known = ", ".join(e.torch["api"] for e in maps.training if e.rule == rule)
+    raise TrainingError(f"{type(obj).__module__}.{type(obj).__qualname__}: no {rule} pair in mappings/training.yaml "
+                        f"(known: {known}) — pass the MindSpore counterpart yourself "
+                        f"(mindspore_{_ARGUMENT[rule]}=...)")
+
+
+_ARGUMENT = {"optimizer": "optimizer", "loss": "loss", "lr_schedule": "schedule", "grad_clip": "clip_grad_norm"}
+
+
+def _resolve(dotted: str, quiet: bool = False):
+    module, _, name = dotted.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        if quiet:
+            return None
+        raise TrainingError(f"{dotted}: not found in the installed framework — the mapping entry names an API this "
+                            "version lacks (tests/test_drift.py checks them)") from None
+
+
+def _literal(text: str | None):
+    return None if text is None else ast.literal_eval(text)
+
+
+def _plain(value):
+    """A setting as a plain value (a one-element tensor lr is torch's option): what the other side is given."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return value
+
+
+def _same_setting(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return a is not None and b is not None and np.array_equal(np.asarray(a), np.asarray(b))
+    return a == b
+
+
+def settings(entry: mapping_data.Entry, read) -> dict[str, Any]:
+    """The MindSpore keyword arguments for a torch piece's settings, as ``entry`` maps them. ``read(name)`` gives
+    the torch setting (or _MISSING: then the torch default). Params with a role are compare_training's to supply.
+    A dropped setting with a code refuses any value but its default (TrainingError with the entry's reason)."""
+    from recompat.translator.convert import apply
+
+    out: dict[str, Any] = {}
+    for p in entry.params:
+        if p.role:
+            continue
+        if p.torch is None:                      # MindSpore's own: the value that does what torch does
+            if p.mindspore and p.torch_default is not None:
+                out[p.mindspore] = _literal(p.torch_default)
+            continue
+        value = read(p.torch)
+        default = _literal(p.torch_default)
+        if value is _MISSING:
+            value = default
+        value = _plain(value)
+        if p.action == "drop":
+            if p.code and not _same_setting(value, default):
+                raise TrainingError(f"{entry.torch['api']}: {p.torch}={value!r} has no counterpart in "
+                                    f"{entry.mindspore['api']} ({p.why}) — only {default!r} carries over; pass "
+                                    f"the MindSpore piece yourself (mindspore_{_ARGUMENT[entry.rule]}=...)")
+            continue
+        if p.convert:
+            value = apply(p.convert, "mindspore", {p.torch: value}, {p.torch: p.mindspore})[p.mindspore]
+        out[p.mindspore] = value
+    return out
+
+
+def _ms_value(value):
+    import mindspore
+
+    if isinstance(value, np.ndarray):
+        return mindspore.Tensor(value.astype(np.float32) if value.dtype == np.float64 else value)
+    return value
+
+
+def counterpart_loss(loss, maps=None):
+    """The MindSpore counterpart of a torch loss module, built from its training.yaml entry."""
+    maps = maps or mapping_data.default()
+    entry = _entry("loss", loss, maps)
+    kwargs = settings(entry, lambda name: getattr(loss, name, _MISSING))
+    return _resolve(entry.mindspore["api"])(**{k: _ms_value(v) for k, v in kwargs.items()})
+
+
+def counterpart_optimizer(optimizer, params_for, maps=None):
+    """The MindSpore counterpart of a torch optimizer: one group per torch param group, its parameters given by
+    ``params_for(torch parameters)``, its settings read from the group as the entry maps them."""
+    maps = maps or mapping_data.default()
+    entry = _entry("optimizer", optimizer, maps)
+    groups = []
+    for group in optimizer.param_groups:
+        read = lambda name, g=group: g.get("initial_lr", g["lr"]) if name == "lr" else g.get(name, _MISSING)  # noqa: E731
+        groups.append({"params": params_for(group["params"]), **settings(entry, read)})
+    first = {k: v for k, v in groups[0].items() if k != "params"}
+    return _resolve(entry.mindspore["api"])(groups, **first)
+
+
+def _schedule_settings(entry, schedule) -> dict[str, Any]:
+    return {p.torch: getattr(schedule, p.torch) for p in entry.params if not p.role and p.torch}
+
+
+def counterpart_schedule(schedule, ms_optimizer, maps=None):
+    """The MindSpore counterpart of a fresh torch LR schedule, on ``ms_optimizer``."""
+    maps = maps or mapping_data.default()
+    entry = _entry("lr_schedule", schedule, maps)
+    return _resolve(entry.mindspore["api"])(ms_optimizer, **settings(entry, lambda n: getattr(schedule, n, _MISSING)))
+
+
+@dataclass
+class _Clip:
+    """Gradient clipping on both sides: torch's clip_grad_norm_ keyword arguments and MindSpore's counterpart."""
+    torch_kwargs: dict
+    ms_function: Any
+    ms_kwargs: dict
+
+    @classmethod
+    def make(cls, clip, maps) -> "_Clip | None":
+        if clip is None:
+            return None
+        kwargs = dict(clip) if isinstance(clip, dict) else {"max_norm": clip}
+        entry = maps.training_pair("grad_clip", "torch.nn.utils.clip_grad_norm_")
+        names = {p.torch for p in entry.params if p.torch and not p.role}
+        unknown = sorted(set(kwargs) - names)
+        if unknown or "max_norm" not in kwargs:
+            raise TrainingError(f"clip_grad_norm={clip!r}: give max_norm as a number, or torch's keyword arguments "
+                                f"of clip_grad_norm_ ({', '.join(sorted(names))})"
+                                + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
+        return cls(kwargs, _resolve(entry.mindspore["api"]), settings(entry, lambda n: kwargs.get(n, _MISSING)))
+
+
+# ----------------------------------------------------------------------------------------------- the report
+
+@dataclass
+class TrainingStep:
+    """One step: each side's loss and learning rate at it, and the rows judging the loss and every parameter and
+    buffer after it."""
+    step: int                                   # 1-based
+    loss: dict[str, float]                      # framework -> the step's loss (before the update)
+    lr: dict[str, float]                        # framework -> the rate the step used (first param group)
+    rows: list[CompareRow]
+    divergence: float                           # largest norm-wise relative distance MindSpore vs torch, params
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.rows)
+
+    def to_dict(self) -> dict:
+        return {"step": self.step, "loss": self.loss, "lr": self.lr, "divergence": self.divergence,
+                "passed": self.passed, "rows": [r.to_dict() for r in self.rows if not r.passed]}
+
+
+@dataclass
+class TrainingReport:
+    steps: list[TrainingStep]
+    setup: list[CompareRow]                     # rows judged before the first step (settings of paired layers)
+    pieces: dict[str, str]                      # what trained on each side: "optimizer" -> "torch.optim.X -> ..."
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.steps) and all(r.passed for r in self.setup) and all(s.passed for s in self.steps)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    @property
+    def first_failure(self) -> TrainingStep | None:
+        """The first step at which a tensor left the tolerance."""
+        return next((s for s in self.steps if not s.passed), None)
+
+    def loss_curves(self) -> dict[str, list[float]]:
+        return {side: [s.loss[side] for s in self.steps] for side in self.steps[0].loss} if self.steps else {}
+
+    def to_dict(self) -> dict:
+        first = self.first_failure
+        return {"passed": self.passed, "steps_run": len(self.steps),
+                "first_failure": first.step if first else None, "pieces": self.pieces,
+                "setup": [r.to_dict() for r in self.setup], "loss": self.loss_curves(),
+                "divergence": [s.divergence for s in self.steps], "steps": [s.to_dict() for s in self.steps],
+                "meta": self.meta}
+
+    def __str__(self) -> str:
+        n = len(self.steps)
+        verdict = self.meta.get("verdict", "")
+        lines = [f"compare_training: {n} step{'s' if n != 1 else ''}, "
+                 + ("PASSED" if self.passed else "FAILED") + (f" ({verdict})" if verdict else "")]
+        lines += [f"  {role}: {text}" for role, text in self.pieces.items()]
+        lines += [f"  setup: {r.name}: {r.message}" for r in self.setup if not r.passed]
+        shown = sorted({1, n, *(s.step for s in self.steps if s.step in (10, 100)), *([self.first_failure.step]
+                        if self.first_failure else [])} - {0})
+        lines.append(f"  {'step':>6} {'loss torch':>14} {'loss MindSpore':>14} {'divergence':>11}")
+        for s in self.steps:
+            if s.step in shown:
+                mark = "" if s.passed else f"  <- {len([r for r in s.rows if not r.passed])} tensors out"
+                lines.append(f"  {s.step:>6} {s.loss[TORCH]:>14.7g} {s.loss[MINDSPORE]:>14.7g} "
+                             f"{s.divergence:>11.3g}{mark}")
+        first = self.first_failure
+        if first is not None:
+            lines.append(f"  first left the tolerance at step {first.step}:")
+            lines += [f"    {r.name} ({r.kind}): {r.message}" for r in first.rows if not r.passed][:8]
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ the runs
+
+def _split(batch):
+    """(model inputs, target) of one batch: (inputs, target), inputs an array or a tuple/list of them."""
+    if not (isinstance(batch, (tuple, list)) and len(batch) == 2):
+        raise TrainingError(f"a batch must be (inputs, target), not {type(batch).__name__} of "
+                            f"{len(batch) if hasattr(batch, '__len__') else '?'} items")
+    inputs, target = batch
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    return tuple(np.asarray(x) for x in inputs), np.asarray(target)
+
+
+def _torch_value(a: np.ndarray, dtype):
+    import torch
+
+    if np.issubdtype(a.dtype, np.integer):
+        return torch.from_numpy(a.astype(np.int64))
+    return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
+
+
+def _ms_input(a: np.ndarray):
+    import mindspore
+
+    if np.issubdtype(a.dtype, np.integer):
+        return mindspore.Tensor(a.astype(np.int32))    # MindSpore's losses refuse int64 class labels
+    return mindspore.Tensor(a.astype(np.float32))
+
+
+class _TorchSide:
+    """A torch model with its optimizer, schedule and loss, in float32 (the user's) or float64 (the reference)."""
+
+    def __init__(self, model, optimizer, schedule, loss, clip, dtype):
+        self.model, self.optimizer, self.schedule, self.loss, self.clip, self.dtype = \
+            model, optimizer, schedule, loss, clip, dtype
+
+    def step(self, inputs, target, phase) -> tuple[float, float]:
+        import torch
+
+        lr = float(self.optimizer.param_groups[0]["lr"])
+        self.optimizer.zero_grad(set_to_none=True)
+        with phase.during_forward() if phase is not None else contextlib.nullcontext():
+            out = self.model(*(_torch_value(x, self.dtype) for x in inputs))
+            loss = self.loss(out, _torch_value(target, self.dtype))
+        loss.backward()
+        if self.clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), **self.clip.torch_kwargs)
+        self.optimizer.step()
+        if self.schedule is not None:
+            self.schedule.step()
+        return float(loss.detach()), lr
+
+
+class _MindSporeSide:
+    def __init__(self, model, optimizer, schedule, loss, clip):
+        import mindspore
+
+        self.model, self.optimizer, self.schedule, self.loss, self.clip = model, optimizer, schedule, loss, clip
+        self._phase = None
+
+        def forward(*args):
+            with self._phase.during_forward() if self._phase is not None else contextlib.nullcontext():
+                return self.loss(self.model(*args[:-1]), args[-1])
+        self.grad = mindspore.value_and_grad(forward, None, optimizer.parameters)
+
+    def lr(self) -> float:
+        groups = getattr(self.optimizer, "param_groups", None)
+        value = groups[0]["lr"] if groups else self.optimizer.learning_rate
+        return float(value.asnumpy() if hasattr(value, "asnumpy") else value)
+
+    def step(self, inputs, target, phase) -> tuple[float, float]:
+        lr = self.lr()
+        self._phase = phase
+        loss, grads = self.grad(*(_ms_input(x) for x in inputs), _ms_input(target))
+        if self.clip is not None:
+            grads = self.clip.ms_function(grads, **self.clip.ms_kwargs)
+        self.optimizer(grads)
+        if self.schedule is not None:
+            self.schedule.step()
+        return float(loss.asnumpy()), lr
+
+
+def _fresh(optimizer, schedule) -> None:
+    if optimizer.state and any(optimizer.state.values()):
+        raise TrainingError(f"{type(optimizer).__name__}: it has already stepped — compare_training starts both "
+                            "sides from the same fresh state: pass an optimizer that has not stepped")
+    if schedule is not None and getattr(schedule, "last_epoch", 0) != 0:
+        raise TrainingError(f"{type(schedule).__name__}: it has already stepped (last_epoch="
+                            f"{schedule.last_epoch}) — pass a fresh schedule")
+    if schedule is not None and getattr(schedule, "optimizer", optimizer) is not optimizer:
+        raise TrainingError(f"{type(schedule).__name__}: it is attached to another optimizer than optimizer=")
+
+
+def _twin(torch_model, optimizer, schedule, loss, clip, maps) -> tuple[_TorchSide | None, str]:
+    """The float64 reference: a copy of the model and of each piece, rebuilt on the copy's parameters; (None, why
+    not) when one cannot be."""
+    try:
+        twin = copy.deepcopy(torch_model).double()
+        names = {id(p): n for n, p in torch_model.named_parameters()}
+        twin_params = dict(twin.named_parameters())
+        groups = [{**{k: v for k, v in g.items() if k != "params"},
+                   "params": [twin_params[names[id(p)]] for p in g["params"]]} for g in optimizer.param_groups]
+        for g in groups:
+            if "initial_lr" in g:
+                g["lr"] = g["initial_lr"]
+        opt64 = type(optimizer)(groups)
+        sched64 = None
+        if schedule is not None:
+            entry = _entry("lr_schedule", schedule, maps)
+            sched64 = type(schedule)(opt64, **_schedule_settings(entry, schedule))
+        loss64 = copy.deepcopy(loss).double()
+        return _TorchSide(twin, opt64, sched64, loss64, clip, _torch_dtype(64)), ""
+    except (TrainingError, KeyError, TypeError, RuntimeError, ValueError) as err:
+        return None, f"the torch pieces could not be rebuilt in float64 ({type(err).__name__}: {err})"
+
+
+def _torch_dtype(bits: int):
+    import torch
+
+    return torch.float64 if bits == 64 else torch.float32
+
+
+def _state(side, transfer, result: RunResult, kind_of: dict[str, str]) -> None:
+    """Every paired parameter and buffer of one side after a step, by torch name, into ``result``."""
+    for name, t, m in transfer.values():
+        value = m if side == MINDSPORE else t
+        result.add(name, kind_of.get(name, "param"), value)
+
+
+def _twin_state(twin, transfer, result: RunResult, kind_of: dict[str, str]) -> None:
+    tensors = {**dict(twin.named_parameters()), **dict(twin.named_buffers())}
+    for pair in transfer.pairs:
+        t = tensors.get(pair.torch_name)
+        if t is not None:
+            result.add(pair.torch_name, kind_of.get(pair.torch_name, "param"), t.detach().cpu().numpy())
+
+
+# A schedule's rate is a float32 on MindSpore's side, updated step by step from the last one (cosine, linear), a
+# Python float on torch's: at step k they may be k float32 roundings apart (measured: 12 ulps at step 28 of a
+# cosine schedule), while a schedule that is off by a step is off by a factor (gamma) or by 1e-4 and more.
+LR_ULPS_PER_STEP = 4.0
+
+
+def lr_row(step: int, torch_lr: float, ms_lr: float) -> CompareRow:
+    """The rate a step used on both sides (first param group): within LR_ULPS_PER_STEP float32 ulps per step so
+    far."""
+    diff = abs(torch_lr - ms_lr)
+    allowed = LR_ULPS_PER_STEP * step * 2.0 ** -23 * abs(torch_lr)
+    passed = diff <= allowed
+    return CompareRow(name="lr", kind="schedule", expected_shape=(), actual_shape=(), expected_dtype="float32",
+                      actual_dtype="float32", max_abs_err=diff, max_rel_err=diff / abs(torch_lr) if torch_lr else None,
+                      cosine=None, within=float(passed), rtol=0.0, atol=allowed, passed=passed,
+                      message="" if passed else (f"the step's learning rate: torch {torch_lr:.9g}, MindSpore "
+                                                 f"{ms_lr:.9g}, more than {LR_ULPS_PER_STEP:g} float32 ulps per step "
+                                                 f"apart"))
+
+
+def _divergence(expected: RunResult, actual: RunResult) -> float:
+    worst = 0.0
+    for name in expected.names("param"):
+        e, a = expected.tensors[name].astype(np.float64), actual.tensors[name].astype(np.float64)
+        scale = float(np.linalg.norm(e))
+        if scale > 0:
+            worst = max(worst, float(np.linalg.norm(a - e)) / scale)
+    return worst
+
+
+def compare_training(
+    torch_model,
+    ms_model,
+    batches: Sequence,
+    *,
+    loss,
+    optimizer,
+    schedule=None,
+    clip_grad_norm=None,
+    mindspore_loss=None,
+    mindspore_optimizer=None,
+    mindspore_schedule=None,
+    steps: int | None = None,
+    weights: str = "torch",
+    reference: str | None = "auto",
+    rtol: Tolerance = None,
+    atol: Tolerance = None,
+    strict: bool = True,
+    dropout: str = "replay",
+    mappings=None,
+) -> TrainingReport:
+    """Train both models ``steps`` steps (default: one per batch; batches are reused in order when fewer) and judge
+    after each one (the module docstring says how). ``loss``, ``optimizer`` (built on torch_model's parameters),
+    ``schedule`` and ``clip_grad_norm`` (max_norm, or a dict of clip_grad_norm_'s keyword arguments) are torch's;
+    each ``mindspore_*`` is the port's own counterpart, built from mappings/training.yaml when not given.
+    ``weights``: "torch" copies torch's weights into the MindSpore model first; "as-is" trains each model from the
+    values it holds. ``strict``: a paired layer whose setting differs (BatchNorm momentum) fails before the first
+    step. TrainingError for a setup that cannot run; nothing is trained then."""
+    import torch
+
+    from .weights import transfer_weights
+
+    maps = mappings or mapping_data.default()
+    reference = wants_reference(reference, rtol, atol)
+    if weights not in ("torch", "as-is"):
+        raise ValueError(f"weights must be 'torch' or 'as-is', not {weights!r}")
+    if dropout not in ("replay", "own"):
+        raise ValueError(f"dropout must be 'replay' or 'own', not {dropout!r}")
+    batches = list(batches)
+    if not batches:
+        raise TrainingError("batches is empty: give at least one (inputs, target) batch")
+    steps = len(batches) if steps is None else steps
+    if not isinstance(steps, int) or steps < 1:
+        raise TrainingError(f"steps must be a positive int, not {steps!r}")
+    split = [_split(b) for b in batches]
+    _fresh(optimizer, schedule)
+    clip = _Clip.make(clip_grad_norm, maps)
+
+    torch_model.train()
+    ms_model.set_train(True)
+    transfer = transfer_weights(torch_model, ms_model, copy=weights == "torch")
+    ms_params = {pair.torch_name: m for pair, (_, m) in zip(transfer.pairs, transfer.tensors)}
+    names = {id(p): n for n, p in torch_model.named_parameters()}
+
+    def params_for(torch_params):
+        missing = [names.get(id(p), "?") for p in torch_params if names.get(id(p)) not in ms_params]
+        if missing:
+            raise TrainingError(f"optimizer: its parameters {', '.join(missing)} are not torch_model's, or have "
+                                "no MindSpore counterpart: build the optimizer on torch_model.parameters()")
+        return [ms_params[names[id(p)]] for p in torch_params]
+
+    ms_opt = mindspore_optimizer or counterpart_optimizer(optimizer, params_for, maps)
+    ms_loss = mindspore_loss or counterpart_loss(loss, maps)
+    ms_sched = None
+    if schedule is not None:
+        ms_sched = mindspore_schedule or counterpart_schedule(schedule, ms_opt, maps)
+    pieces = {role: _piece(t, m, given) for role, t, m, given in (
+        ("optimizer", optimizer, ms_opt, mindspore_optimizer is not None),
+        ("loss", loss, ms_loss, mindspore_loss is not None),
+        ("schedule", schedule, ms_sched, mindspore_schedule is not None)) if t is not None}
+    if clip is not None:
+        pieces["clip"] = f"torch.nn.utils.clip_grad_norm_({_kw(clip.torch_kwargs)}) -> " \
+                         f"{clip.ms_function.__module__}.{clip.ms_function.__name__}({_kw(clip.ms_kwargs)})"
+
+    twin, no_reference = (None, "")
+    if reference is not None:
+        twin, no_reference = _twin(torch_model, optimizer, schedule, loss, clip, maps)
+        if twin is None and reference == "float64":
+            raise TrainingError(no_reference)
+    sides = {TORCH: _TorchSide(torch_model, optimizer, schedule, loss, clip, torch.float32),
+             MINDSPORE: _MindSporeSide(ms_model, ms_opt, ms_sched, ms_loss, clip)}
+    kind_of = {n: "buffer" for n in transfer.buffers}
+    setup = transfer_rows(transfer, strict)
+
+    out: list[TrainingStep] = []
+    for k in range(steps):
+        inputs, target = split[k % len(split)]
+        tape = MaskTape() if dropout == "replay" else None
+        losses, lrs = {}, {}
+        with dropouts(tape, recording) as phase:
+            losses[TORCH], lrs[TORCH] = sides[TORCH].step(inputs, target, phase)
+        if twin is not None:
+            with dropouts(tape, replaying_torch) as phase:
+                losses[REFERENCE], lrs[REFERENCE] = twin.step(inputs, target, phase)
+        with dropouts(tape, replaying_mindspore) as phase:
+            losses[MINDSPORE], lrs[MINDSPORE] = sides[MINDSPORE].step(inputs, target, phase)
+        if k == 0 and twin is not None:
+            gap = abs(losses[TORCH] - losses[REFERENCE])
+            if gap > REFERENCE_UNLIKE * max(abs(losses[REFERENCE]), 1e-30):
+                no_reference = (f"the float64 copy's first loss is {gap:.3g} from torch's ({losses[TORCH]:.7g}): "
+                                "it does not compute what torch computes")
+                twin = None
+                del losses[REFERENCE], lrs[REFERENCE]
+        results = {side: RunResult(side) for side in (TORCH, MINDSPORE, REFERENCE)}
+        for side in (TORCH, MINDSPORE, REFERENCE):
+            if side in losses:
+                results[side].add("loss", "output", np.float64(losses[side]) if side == REFERENCE
+                                  else np.float32(losses[side]))
+        _state(TORCH, transfer, results[TORCH], kind_of)
+        _state(MINDSPORE, transfer, results[MINDSPORE], kind_of)
+        if twin is not None:
+            _twin_state(twin.model, transfer, results[REFERENCE], kind_of)
+        report: CompareReport = compare_results(results[TORCH], results[MINDSPORE], rtol=rtol, atol=atol,
+                                                reference=results[REFERENCE] if twin is not None else None,
+                                                floor_ulps=FLOOR_ULPS * (k + 1))
+        rows = report.rows
+        rows.append(lr_row(k + 1, lrs[TORCH], lrs[MINDSPORE]))
+        out.append(TrainingStep(k + 1, losses, lrs, rows, _divergence(results[TORCH], results[MINDSPORE])))
+
+    verdict = ("the round-off rule against a float64 run, step by step" if twin is not None else
+               f"rtol/atol at every step{': ' + no_reference if no_reference else ''}")
+    meta = {"verdict": verdict, "weights": weights, "strict": strict, "steps": steps,
+            "reference": ({"roundoff_factor": ROUNDOFF_FACTOR, "floor_ulps": FLOOR_ULPS} if twin is not None
+                          else {"skipped": no_reference or "rtol/atol given"}),
+            "transfer_warnings": list(transfer.warnings)}
+    return TrainingReport(out, setup, pieces, meta)
+
+
+def _kw(kwargs: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def _piece(torch_obj, ms_obj, given: bool) -> str:
+    def name(o):
+        return f"{type(o).__module__}.{type(o).__qualname__}"
+    return f"{name(torch_obj)} -> {name(ms_obj)} ({'given' if given else 'mappings/training.yaml'})"

@@ -1,0 +1,23 @@
+"""torch.nn.NLLLoss over log-probabilities, with class weights: mindspore.nn.NLLLoss."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(8, 32)
+        self.out = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return torch.log_softmax(self.out(torch.tanh(self.hidden(x))), dim=-1)
+
+
+_rng = np.random.default_rng(0)
+BATCHES = [(_rng.standard_normal((16, 8)).astype(np.float32), _rng.integers(0, 4, 16)) for _ in range(10)]
+
+
+def training(model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    return {"loss": nn.NLLLoss(weight=torch.tensor([1.0, 2.0, 0.5, 1.5])), "optimizer": optimizer}

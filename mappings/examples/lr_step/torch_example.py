@@ -1,0 +1,24 @@
+"""torch.optim.lr_scheduler.StepLR: mindspore.experimental.optim.lr_scheduler.StepLR, stepped after the optimizer."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(8, 32)
+        self.out = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.out(torch.tanh(self.hidden(x)))
+
+
+_rng = np.random.default_rng(0)
+BATCHES = [(_rng.standard_normal((16, 8)).astype(np.float32), _rng.integers(0, 4, 16)) for _ in range(10)]
+
+
+def training(model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    schedule = torch.optim.lr_scheduler.StepLR(optimizer, step_size=7, gamma=0.5)
+    return {"loss": nn.CrossEntropyLoss(), "optimizer": optimizer, "schedule": schedule}

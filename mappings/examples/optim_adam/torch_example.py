@@ -1,0 +1,23 @@
+"""torch.optim.Adam: mindspore.experimental.optim.AdamW with weight_decay=0 (MindSpore's Adam adds eps before the bias correction)."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(8, 32)
+        self.out = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.out(torch.tanh(self.hidden(x)))
+
+
+_rng = np.random.default_rng(0)
+BATCHES = [(_rng.standard_normal((16, 8)).astype(np.float32), _rng.integers(0, 4, 16)) for _ in range(10)]
+
+
+def training(model):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, betas=(0.8, 0.99))
+    return {"loss": nn.CrossEntropyLoss(), "optimizer": optimizer}
