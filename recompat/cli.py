@@ -103,6 +103,8 @@ what it does, for each mapping entry (or each --entry ID), in mappings/examples/
                  edit it by hand), then the differential harness builds both, copies torch's weights
                  over, runs one forward and backward on each and compares outputs and gradients
   checkpoint     both hand-written scripts run and must print the same numbers
+  training       (mappings/training.yaml) the torch side's pieces and its MindSpore counterparts, built
+                 from the entry, train both hand-written models 100 steps (compare_training)
 output.txt records the result when the pair agrees, and is removed when it no longer does: an entry
 without one is unproven, and translate --scope model leaves its API as it is. Imports torch and
 MindSpore. One line per entry on stderr (agrees, or fails with the reason), then a summary; the
@@ -158,8 +160,10 @@ what it does, on the example project of the source tree (examples/):
   1. translates it into DIR (default out/demo/), whole model files (--scope model);
   2. for each model of examples/train.py, builds the torch model with checkpointing on and its
      translation with the same builder, copies the torch weights over, runs one forward and one
-     backward on the example's batch on both sides and compares outputs, input gradients and
-     parameter gradients (a model whose files keep manual sites is reported, not run);
+     backward on the example's batch on both sides and compares outputs, input gradients,
+     parameter gradients, buffers, settings and the memory recompute saves; then trains both 20
+     steps (SGD, mean squared error) and judges every step (a model whose files keep manual sites
+     is reported, not run);
   3. writes DIR/report.json and DIR/report.html, prints a table and where the report is.
 Progress goes to stderr; the table and the report's location to stdout.
 

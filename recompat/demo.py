@@ -6,7 +6,9 @@
    there is one table of the examples); transfer the torch weights, run one forward and one backward on each side on
    the example's batch (dropout 0) and judge outputs, input gradients, parameter gradients, the buffers after the
    step (BatchNorm running statistics) and the paired layers' settings: by the round-off rule against a float64
-   run of the torch model (compat.compare), or by --rtol/--atol when given.
+   run of the torch model (compat.compare), or by --rtol/--atol when given. Then both train TRAIN_STEPS steps
+   (compat.training.compare_training: the same weights, one example batch per step, SGD on the mean squared error,
+   MindSpore's optimizer and loss from mappings/training.yaml), judged after each step.
 3. Write DIR/report.json and DIR/report.html (rendered by recompat.reports.html), print a table and where the report is.
 
 A model runs only when every project file it is built from translated without a manual site: such a file still holds
@@ -36,11 +38,13 @@ from typing import IO
 
 from recompat.constants import DEMO_ATOL, DEMO_RTOL
 
-JUDGED = ("output", "input-grad", "param-grad", "buffer", "setting", "memory")    # what must agree
+JUDGED = ("output", "input-grad", "param-grad", "buffer", "setting", "memory", "training")    # what must agree
 STATUSES = ("agree", "mismatch", "failed", "not-translated")
 SEED = 0
 MS_MODE = "pynative"        # the MindSpore mode every model runs in
 DROPOUT = 0.0               # every model is built without dropout: the two frameworks draw different masks
+TRAIN_STEPS = 20            # then both sides train this many steps (compare_training)
+TRAIN_LR = 0.1              # plain SGD on the mean squared error, as examples/train.py trains
 
 
 class DemoError(Exception):
@@ -90,6 +94,7 @@ class ModelResult:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     compare: dict | None = None                      # CompareReport.to_dict()
+    training: dict | None = None                     # TRAIN_STEPS steps: losses, divergence, first failure
 
 
 def _say(stderr: IO[str], text: str) -> None:
@@ -264,6 +269,35 @@ def _kept_without_recompute(example, train, translated, inputs) -> dict:
     return {f: c.bytes for f, c in counters.items()}
 
 
+def _train(example, train, translated, settings: Settings) -> dict:
+    """TRAIN_STEPS steps of SGD on the mean squared error on both sides, from the same weights, one batch per step
+    (the example's batches for seeds SEED, SEED + 1, ...); the MindSpore optimizer and loss come from
+    mappings/training.yaml. What the report shows of it."""
+    import mindspore
+    import torch
+
+    from recompat.compat.training import compare_training
+
+    torch.manual_seed(SEED)
+    tmodel = example.build(train.tinynets, True, DROPOUT)
+    mindspore.set_seed(SEED)
+    cell = example.build(translated, True, DROPOUT)
+    batches = []
+    for k in range(TRAIN_STEPS):
+        inputs, target = example.batch(SEED + k)
+        batches.append((tuple(t.numpy() for t in inputs), target.numpy()))
+    report = compare_training(tmodel, cell, batches, loss=torch.nn.MSELoss(),
+                              optimizer=torch.optim.SGD(tmodel.parameters(), lr=TRAIN_LR),
+                              rtol=settings.rtol, atol=settings.atol)
+    first = report.first_failure
+    return {"steps": len(report.steps), "passed": report.passed, "first_failure": first.step if first else None,
+            "failed_steps": sum(not s.passed for s in report.steps), "verdict": report.meta["verdict"],
+            "loss": report.loss_curves(), "divergence": [s.divergence for s in report.steps],
+            "pieces": report.pieces, "setup": [r.message for r in report.setup if not r.passed],
+            "torch_far_from": report.torch_far_from,
+            "message": "; ".join(f"{r.name}: {r.message}" for r in (first.rows if first else ()) if not r.passed)}
+
+
 def check_model(example, train, translated: Translated, settings: Settings, blocked: dict[str, list[str]]) -> ModelResult:
     """Build, transfer, run and compare one example model; never raises for a model's own failure."""
     import mindspore
@@ -314,6 +348,10 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
                             atol=DEMO_ATOL if settings.atol is None else settings.atol, kept_without=plain)
         if reference and runs.reference is None:
             res.verdict = f"rtol {DEMO_RTOL:g}, atol {DEMO_ATOL:g}: {runs.no_reference}"
+        stage = "training"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res.training = _train(example, train, translated, settings)
     except Exception as exc:
         res.status = "failed"
         res.stage = ("import" if isinstance(exc, _ImportFailed) else "transfer" if isinstance(exc, WeightTransferError)
@@ -333,16 +371,22 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         res.errors[kind] = {"max_abs_err": worst.max_abs_err if worst else None, "worst": worst.name if worst else "",
                             "passed": all(r.passed for r in rows), "failed": sum(not r.passed for r in rows),
                             "total": len(rows)}
+    t = res.training
+    res.errors["training"] = {"max_abs_err": max(t["divergence"], default=None), "worst": t["first_failure"] or "",
+                              "passed": t["passed"], "failed": t["failed_steps"], "total": t["steps"]}
     buffers = [r for r in report.rows if r.kind == "buffer"]
     res.buffers = {"total": len(buffers), "differ": [r.name for r in buffers if not r.passed]}
     failed = [r for r in judged if not r.passed]
     res.compare = report.to_dict()
-    if judged and not failed:
+    if judged and not failed and t["passed"]:
         res.status = "agree"
         return res
     res.status = "mismatch"
     if not judged:
         res.reason = "nothing was compared: neither side produced an output or a gradient"
+    elif not failed:
+        res.reason = (f"one step agrees, but training does not: {t['failed_steps']} of {t['steps']} steps leave the "
+                      f"tolerance ({t['verdict']}), the first at step {t['first_failure']}: {t['message']}")
     else:
         # a setting that differs is the likeliest cause of the rest, and says what to change: it comes first
         worst = max(failed, key=lambda r: (r.kind == "setting", -1 if r.max_abs_err is None else r.max_abs_err))
@@ -493,7 +537,7 @@ def _cell(errors: dict, kind: str) -> str:
 def table(doc: dict) -> str:
     """The models as a plain-text table, one line each."""
     header = ("model", "translated", "ran", "output", "input grad", "param grad", "buffers", "settings", "memory",
-              "result")
+              f"{TRAIN_STEPS} steps", "result")
     lines = [header]
     for r in doc["models"]:
         if r["translated"]:
@@ -525,10 +569,13 @@ def print_summary(doc: dict, page: Path, beside: Path, out: IO[str]) -> None:
             if r["status"] != "agree":
                 text = f"  {r['name']}: {r['reason']}"
                 print(text if len(text) <= 200 else text[:197] + "...", file=out)
+            elif (r.get("training") or {}).get("torch_far_from"):
+                print(f"  {r['name']}: from training step {r['training']['torch_far_from']}, torch's own float32 "
+                      "leaves the float64 run and MindSpore stays nearer it: the divergence is torch's", file=out)
         print(f"\nmodels: {t['models']}, translated {t['translated']}, ran {t['ran']}, agree {t['agree']}, "
               f"mismatch {t['mismatch']}, failed {t['failed']}, not yet translatable {t['not-translated']} "
-              f"(outputs, input and parameter gradients, buffers, layer settings and the memory recompute saves vs "
-              f"torch, by "
+              f"(outputs, input and parameter gradients, buffers, layer settings, the memory recompute saves and "
+              f"{TRAIN_STEPS} training steps vs torch, by "
               f"{doc['settings']['verdict']})", file=out)
         if t["not-translated"]:
             one = t["not-translated"] == 1

@@ -276,6 +276,55 @@ def _plot(sweep: dict | None):
                 caption=caption)
 
 
+_CURVE_COLORS = {"torch": _COLORS["torch"], "MindSpore": _COLORS["mindspore"]}
+
+
+def _curves(training: dict | None):
+    """Inline-SVG geometry for a model's training: each side's loss per step (the float64 reference dashed
+    beneath) and MindSpore's divergence from torch per step (log scale); None without training."""
+    if not training or not training.get("loss"):
+        return None
+    width, height, left, right, top, bottom = 560, 170, 56, 540, 10, 138
+    losses = {side: [v for v in values] for side, values in training["loss"].items() if values}
+    steps = max(len(v) for v in losses.values())
+
+    def x(k):        # step k (1-based)
+        return round(left + (right - left) * ((k - 1) / (steps - 1) if steps > 1 else 0.5), 1)
+
+    def scale(lo, hi):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return lambda v: bottom
+        span = (hi - lo) or abs(hi) or 1.0
+        return lambda v: round(bottom - (bottom - top) * ((v - lo) / span if math.isfinite(v) else 0), 1)
+
+    finite = [v for vs in losses.values() for v in vs if math.isfinite(v)] or [0.0]
+    lo, hi = min(finite), max(finite)
+    y = scale(lo, hi)
+    series = []
+    for side, values in sorted(losses.items(), key=lambda kv: ("reference" not in kv[0], kv[0] != "torch")):
+        reference = "reference" in side
+        series.append(dict(label=side, color="#6e7781" if reference else _CURVE_COLORS.get(side, "#6e7781"),
+                           dash=reference, stroke=5 if reference else 2, opacity=0.45 if reference else 1,
+                           points=" ".join(f"{x(k)},{y(v)}" for k, v in enumerate(values, 1)),
+                           dots=[(x(k), y(v), f"{side}, step {k}: loss {v:.7g}") for k, v in enumerate(values, 1)]))
+    loss = dict(series=series, yticks=[(y(lo), f"{lo:.4g}"), (y(hi), f"{hi:.4g}")], label="loss")
+    div = [max(float(d), 1e-12) for d in training.get("divergence") or ()]
+    divergence = None
+    if div:
+        logs = [math.log10(d) for d in div]
+        lo_e, hi_e = math.floor(min(logs)), math.ceil(max(logs))
+        hi_e = max(hi_e, lo_e + 1)
+        yd = scale(lo_e, hi_e)
+        dots = [(x(k), yd(math.log10(d)), f"step {k}: divergence {d:.3g}") for k, d in enumerate(div, 1)]
+        divergence = dict(series=[dict(label="MindSpore vs torch", color=_COLORS["mindspore"], dash=False, stroke=2,
+                                       opacity=1, points=" ".join(f"{a},{b}" for a, b, _ in dots), dots=dots)],
+                          yticks=[(yd(e), f"1e{e}") for e in range(lo_e, hi_e + 1)], label="divergence")
+    first = training.get("first_failure")
+    return dict(width=width, height=height, left=left, right=right, top=top, bottom=bottom, loss=loss,
+                divergence=divergence, xticks=[(x(k), str(k)) for k in sorted({1, steps, *([first] if first else [])})],
+                failure=x(first) if first else None, steps=steps)
+
+
 # --------------------------------------------------------------------------------------------------- mappings
 
 def _mappings(doc: dict):
@@ -312,6 +361,18 @@ def _compare_rows(report: dict | None) -> list[dict]:
     return sorted(rows, key=lambda r: r["result"] == "passed")
 
 
+def _training_line(t: dict | None) -> str:
+    if not t:
+        return ""
+    where = f"; first out at step {t['first_failure']}" if t.get("first_failure") else ""
+    if t.get("torch_far_from"):
+        where += (f"; from step {t['torch_far_from']} torch's own float32 is the side far from the float64 run (the "
+                  "divergence there is torch's round-off, amplified by training)")
+    return (f"{t['steps']} training steps ({', '.join((t.get('pieces') or {}).values())}): "
+            f"{t['steps'] - t.get('failed_steps', 0)} of {t['steps']} within the tolerance, judged by "
+            f"{t.get('verdict', '?')}{where}")
+
+
 def _demo(doc: dict):
     settings, totals = doc["settings"], doc["totals"]
     kinds = tuple(settings.get("judged") or ("output", "input-grad", "param-grad"))
@@ -337,7 +398,8 @@ def _demo(doc: dict):
                            seconds=r.get("seconds", ""), reason=r.get("reason", ""), headline=headline,
                            files=r.get("files") or [], warnings=r.get("warnings") or [], buffers=note,
                            memory=f"bytes kept for backward: {memory}" if memory else "",
-                           cells=cells, rows=_compare_rows(r.get("compare"))))
+                           cells=cells, rows=_compare_rows(r.get("compare")), curves=_curves(r.get("training")),
+                           training=_training_line(r.get("training"))))
     apis = [dict(a, tags=" ".join(k for k in ("converted", "partial", "manual") if a.get(k))) for a in doc["apis"]]
     translation, _ = _translation(doc["translation"])
     cards = [("models", totals["models"], None)]

@@ -182,6 +182,15 @@ def test_demo_report_filters_models_and_expands_mismatches(browser, tmp_path, ca
     opened = browser.execute_script("return Array.from(document.querySelectorAll('#models details')).map(d => d.open);")
     assert opened == [False, True], "a mismatch expanded, an agreement collapsed"
     assert browser.execute_script("return document.images.length") == 0, "the reason's markup became an <img>"
+    # the mismatch's training: loss per step (torch, MindSpore, the float64 run) and divergence, as inline SVG
+    charts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#models svg[data-chart]')).map(s => [s.dataset.chart, "
+        "s.querySelectorAll('polyline').length, s.querySelectorAll('circle').length, "
+        "s.getBoundingClientRect().width > 100]);")
+    assert charts == [["loss", 3, 15, True], ["divergence", 1, 5, True]]
+    tips = browser.execute_script("return Array.from(document.querySelectorAll('svg[data-chart] circle title'))"
+                                  ".map(t => t.textContent);")
+    assert "MindSpore, step 3: loss 0.95" in tips and "step 5: divergence 0.01" in tips
     choose(browser, "#models", "status", "mismatch")
     assert shown(browser, "#models") == ["planted"]
     choose(browser, "#models", "status", "")

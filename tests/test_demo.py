@@ -88,6 +88,15 @@ def model(doc: dict, name: str) -> dict:
 EVIL = "<img src=x onerror=alert(1)>"
 
 
+# 5 training steps as `recompat demo` records them: MindSpore leaves torch's curve at step 3
+TRAINING = {"steps": 5, "passed": False, "first_failure": 3, "failed_steps": 3,
+            "verdict": "the round-off rule against a float64 run, step by step",
+            "loss": {"torch": [1.2, 1.0, 0.9, 0.8, 0.75], "MindSpore": [1.2, 1.0, 0.95, 0.9, 0.88],
+                     "torch (float64 reference)": [1.2, 1.0, 0.9, 0.8, 0.75]},
+            "divergence": [1e-7, 2e-7, 1e-3, 5e-3, 1e-2], "setup": [], "message": f"loss: far {EVIL}",
+            "pieces": {"optimizer": "torch.optim.sgd.SGD -> mindspore.experimental.optim.sgd.SGD (mappings/training.yaml)"}}
+
+
 def demo_models() -> list[dict]:
     """Two model results as `recompat demo` writes them (one agrees, one does not), for rendering tests."""
     row = {"name": "fc2.bias.grad", "kind": "param-grad", "expected_shape": [48], "actual_shape": [48],
@@ -102,7 +111,7 @@ def demo_models() -> list[dict]:
              compare={"rows": [dict(row, name="output", kind="output", passed=True, message="")]}),
         dict(base, name="planted", status="mismatch", reason=f"1 of 8 tensors outside tolerance {EVIL}",
              errors={"output": ok, "input-grad": ok, "param-grad": dict(ok, max_abs_err=0.39, passed=False, failed=1)},
-             compare={"rows": [row]}),
+             compare={"rows": [row]}, training=TRAINING),
     ]
 
 
@@ -158,10 +167,38 @@ def test_a_complete_translation_agrees_with_torch(tmp_path, capsys, monkeypatch)
     m = model(json.loads((tmp_path / "demo" / "report.json").read_text()), "mlp")
     assert m["status"] == "agree", m["reason"]
     assert m["translated"] and m["ran"]
-    assert set(m["errors"]) == {"output", "input-grad", "param-grad", "memory"}   # no buffers, no settings differ
+    # no buffers, no settings differ
+    assert set(m["errors"]) == {"output", "input-grad", "param-grad", "memory", "training"}
     assert m["memory"]["mindspore"]["recompute"] < m["memory"]["mindspore"]["plain"]
     assert all(e["passed"] for e in m["errors"].values())
-    assert "agree" in out
+    assert "agree" in out and "20 steps" in out
+    t = m["training"]
+    assert t["passed"] and t["steps"] == 20 and len(t["loss"]["MindSpore"]) == 20 and t["first_failure"] is None
+    assert "mindspore.experimental.optim.sgd.SGD" in t["pieces"]["optimizer"]
+    page = (tmp_path / "demo" / "report.html").read_text()
+    assert 'data-chart="loss"' in page and 'data-chart="divergence"' in page
+
+
+@pytest.mark.runtime
+def test_a_port_that_agrees_for_one_step_but_trains_otherwise_is_a_mismatch(tmp_path, capsys, monkeypatch):
+    """Planted: the MindSpore optimizer gets a learning rate 0.1% off (a conversion gone wrong). One forward and
+    backward agree; the 20 training steps do not, from the first step, and the demo says so."""
+    from recompat.compat import training
+
+    real = training.settings
+
+    def lr_off(entry, read):
+        out = real(entry, read)
+        return {k: v * 1.001 if k == "lr" else v for k, v in out.items()}
+    monkeypatch.setattr(training, "settings", lr_off)
+    plant(monkeypatch, MLP_PORT)
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "demo", "--model", "mlp")
+    m = model(json.loads((tmp_path / "demo" / "report.json").read_text()), "mlp")
+    assert code == 0 and m["status"] == "mismatch", m["reason"]
+    assert all(m["errors"][k]["passed"] for k in ("output", "input-grad", "param-grad", "memory"))
+    assert not m["errors"]["training"]["passed"] and m["training"]["first_failure"] == 1
+    assert m["reason"].startswith("one step agrees, but training does not")
+    assert "FAIL" in out
 
 
 @pytest.mark.runtime
