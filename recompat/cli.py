@@ -291,12 +291,22 @@ def _report_parser(sub) -> argparse.ArgumentParser:
     return r
 
 
+def _steps(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of steps, 0 or more")
+    return value
+
+
 def _demo_parser(sub, light: bool = False) -> argparse.ArgumentParser:
     # The demo's defaults are its Settings' (recompat.demo imports only the standard library and
     # recompat.constants, so --help stays light). Importing it still costs every command some 10-20 ms, so
     # main() builds this parser `light`, without them, when another command runs (the parser parses nothing then).
     if light:
-        defaults = argparse.Namespace(style=None, scope=None, jobs=None, rtol=None, atol=None)
+        defaults = argparse.Namespace(style=None, scope=None, jobs=None, rtol=None, atol=None, train_steps=None)
     else:
         from recompat.demo import Settings as defaults
 
@@ -320,6 +330,9 @@ def _demo_parser(sub, light: bool = False) -> argparse.ArgumentParser:
                         f"against a float64 run of the torch model (with --atol alone: {DEMO_RTOL:g})")
     d.add_argument("--atol", type=float, default=defaults.atol,
                    help=f"judge by this absolute tolerance instead (with --rtol alone: {DEMO_ATOL:g})")
+    d.add_argument("--train-steps", type=_steps, default=defaults.train_steps, metavar="N",
+                   help="training steps each model then takes on both sides, judged after each; 0: none "
+                        "(default: %(default)s)")
     d.add_argument("--diff", action="store_true", help="also print the translation's unified diff to stdout")
     d.add_argument("-v", "--verbose", action="store_true", help="also print every translated site on stderr")
     d.add_argument("--no-run", dest="run", action="store_false",
@@ -442,7 +455,7 @@ def _demo(args) -> int:
     dest = Path(args.output) if args.output else src.parent / "out" / "demo"
     return demo.run(demo.Settings(src=src, dest=dest, style=args.style, scope=args.scope, jobs=args.jobs,
                                   models=args.model, diff=args.diff, verbose=args.verbose, run=args.run,
-                                  rtol=args.rtol, atol=args.atol))
+                                  rtol=args.rtol, atol=args.atol, train_steps=args.train_steps))
 
 
 # Each command: the function that adds its parser and the one that runs it, in the order --help lists them.

@@ -43,7 +43,7 @@ STATUSES = ("agree", "mismatch", "failed", "not-translated")
 SEED = 0
 MS_MODE = "pynative"        # the MindSpore mode every model runs in
 DROPOUT = 0.0               # every model is built without dropout: the two frameworks draw different masks
-TRAIN_STEPS = 20            # then both sides train this many steps (compare_training)
+TRAIN_STEPS = 20            # then both sides train this many steps (compare_training; --train-steps)
 TRAIN_LR = 0.1              # plain SGD on the mean squared error, as examples/train.py trains
 
 
@@ -65,6 +65,7 @@ class Settings:
     run: bool = True            # False: translate and report only (no torch, no MindSpore)
     rtol: float | None = None   # None: the round-off rule against float64 (DEMO_RTOL/ATOL where a model cannot
     atol: float | None = None   # run in float64: the reason is at their definition)
+    train_steps: int = TRAIN_STEPS   # training steps per model after the one-step check; 0: none
 
 
 def verdict(settings: Settings) -> str:
@@ -270,7 +271,7 @@ def _kept_without_recompute(example, train, translated, inputs) -> dict:
 
 
 def _train(example, train, translated, settings: Settings) -> dict:
-    """TRAIN_STEPS steps of SGD on the mean squared error on both sides, from the same weights, one batch per step
+    """settings.train_steps steps of SGD on the mean squared error on both sides, from the same weights, one batch per step
     (the example's batches for seeds SEED, SEED + 1, ...); the MindSpore optimizer and loss come from
     mappings/training.yaml. What the report shows of it."""
     import mindspore
@@ -283,7 +284,7 @@ def _train(example, train, translated, settings: Settings) -> dict:
     mindspore.set_seed(SEED)
     cell = example.build(translated, True, DROPOUT)
     batches = []
-    for k in range(TRAIN_STEPS):
+    for k in range(settings.train_steps):
         inputs, target = example.batch(SEED + k)
         batches.append((tuple(t.numpy() for t in inputs), target.numpy()))
     report = compare_training(tmodel, cell, batches, loss=torch.nn.MSELoss(),
@@ -348,10 +349,11 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
                             atol=DEMO_ATOL if settings.atol is None else settings.atol, kept_without=plain)
         if reference and runs.reference is None:
             res.verdict = f"rtol {DEMO_RTOL:g}, atol {DEMO_ATOL:g}: {runs.no_reference}"
-        stage = "training"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res.training = _train(example, train, translated, settings)
+        if settings.train_steps:
+            stage = "training"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res.training = _train(example, train, translated, settings)
     except Exception as exc:
         res.status = "failed"
         res.stage = ("import" if isinstance(exc, _ImportFailed) else "transfer" if isinstance(exc, WeightTransferError)
@@ -371,9 +373,11 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         res.errors[kind] = {"max_abs_err": worst.max_abs_err if worst else None, "worst": worst.name if worst else "",
                             "passed": all(r.passed for r in rows), "failed": sum(not r.passed for r in rows),
                             "total": len(rows)}
-    t = res.training
-    res.errors["training"] = {"max_abs_err": max(t["divergence"], default=None), "worst": t["first_failure"] or "",
-                              "passed": t["passed"], "failed": t["failed_steps"], "total": t["steps"]}
+    t = res.training or {"passed": True}
+    if res.training:
+        res.errors["training"] = {"max_abs_err": max(t["divergence"], default=None),
+                                  "worst": t["first_failure"] or "", "passed": t["passed"],
+                                  "failed": t["failed_steps"], "total": t["steps"]}
     buffers = [r for r in report.rows if r.kind == "buffer"]
     res.buffers = {"total": len(buffers), "differ": [r.name for r in buffers if not r.passed]}
     failed = [r for r in judged if not r.passed]
@@ -485,6 +489,7 @@ def _run(settings: Settings, stdout: IO[str], stderr: IO[str]) -> int:
                "settings": {"scope": settings.scope, "style": settings.style, "rtol": settings.rtol,
                             "atol": settings.atol, "verdict": verdict(settings), "judged": list(JUDGED),
                             "seed": SEED, "dropout": DROPOUT, "ms_mode": MS_MODE,
+                            "train_steps": settings.train_steps if settings.run else 0,
                             "run": settings.run, "models": settings.models},
                "versions": _versions(), "seconds": round(time.perf_counter() - started, 2),
                "totals": _totals(results, translation), "apis": _apis(translation),
@@ -537,7 +542,7 @@ def _cell(errors: dict, kind: str) -> str:
 def table(doc: dict) -> str:
     """The models as a plain-text table, one line each."""
     header = ("model", "translated", "ran", "output", "input grad", "param grad", "buffers", "settings", "memory",
-              f"{TRAIN_STEPS} steps", "result")
+              "training", "result")
     lines = [header]
     for r in doc["models"]:
         if r["translated"]:
@@ -575,7 +580,7 @@ def print_summary(doc: dict, page: Path, beside: Path, out: IO[str]) -> None:
         print(f"\nmodels: {t['models']}, translated {t['translated']}, ran {t['ran']}, agree {t['agree']}, "
               f"mismatch {t['mismatch']}, failed {t['failed']}, not yet translatable {t['not-translated']} "
               f"(outputs, input and parameter gradients, buffers, layer settings, the memory recompute saves and "
-              f"{TRAIN_STEPS} training steps vs torch, by "
+              f"{doc['settings']['train_steps']} training steps vs torch, by "
               f"{doc['settings']['verdict']})", file=out)
         if t["not-translated"]:
             one = t["not-translated"] == 1

@@ -666,6 +666,14 @@ def test_demo_translates_examples(tmp_path, capsys, monkeypatch):
     assert "conversion rate" in err and "conversion rate" in out and "report: out/demo/report.html" in out
 
 
+@pytest.mark.parametrize("steps", ["-1", "many"])
+def test_demo_train_steps_must_be_a_count(tmp_path, capsys, steps):
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "-o", str(tmp_path / "demo"), "--train-steps", steps])
+    assert exc.value.code == 2
+    assert f"--train-steps: {steps!r}: give a number of steps, 0 or more" in capsys.readouterr().err
+
+
 def test_demo_without_train_py_says_what_to_do(tmp_path, capsys, monkeypatch):
     examples = tmp_path / "examples"
     examples.mkdir()

@@ -134,7 +134,7 @@ def demo_doc(tmp_path, capsys) -> Path:
 @pytest.mark.runtime
 def test_demo_writes_both_reports_and_says_where(tmp_path, capsys):
     dest = tmp_path / "demo"
-    code, out, err = run(capsys, "demo", "-o", dest)
+    code, out, err = run(capsys, "demo", "-o", dest, "--train-steps", "2")   # the default 20: below
     assert code == 0, err
     page, beside = dest / "report.html", dest / "report.json"
     assert page.is_file() and beside.is_file()
@@ -151,6 +151,8 @@ def test_demo_writes_both_reports_and_says_where(tmp_path, capsys):
         if m["status"] == "not-translated":
             assert m["manual"] > 0 and "manual site" in m["reason"] and ".py:" in m["reason"]
     assert "tinynets/utils.py" in model(doc, "mixer")["files"]      # the wrapper it imports
+    assert doc["settings"]["train_steps"] == 2 and "2 training steps" in out
+    assert all(len(m["training"]["divergence"]) == 2 for m in doc["models"] if m["ran"])
     sites = doc["translation"]["summary"]["sites"]
     assert sites["total"] == sum(a["occurrences"] for a in doc["apis"]) > 0
     assert f"{sites['total']} API occurrences" in out
@@ -171,7 +173,7 @@ def test_a_complete_translation_agrees_with_torch(tmp_path, capsys, monkeypatch)
     assert set(m["errors"]) == {"output", "input-grad", "param-grad", "memory", "training"}
     assert m["memory"]["mindspore"]["recompute"] < m["memory"]["mindspore"]["plain"]
     assert all(e["passed"] for e in m["errors"].values())
-    assert "agree" in out and "20 steps" in out
+    assert "agree" in out and "20 training steps" in out
     t = m["training"]
     assert t["passed"] and t["steps"] == 20 and len(t["loss"]["MindSpore"]) == 20 and t["first_failure"] is None
     assert "mindspore.experimental.optim.sgd.SGD" in t["pieces"]["optimizer"]
@@ -220,13 +222,13 @@ def test_batchnorm_statistics_and_settings_are_judged(tmp_path, capsys, monkeypa
     """Planted: a translation that kept torch's momentum convention (MindSpore's is 1 - torch's). Training-mode
     outputs and gradients use the batch's statistics and agree; the running statistics after the step and the
     paired layers' settings do not, and the demo says so."""
-    code, out, err = run(capsys, "demo", "-o", tmp_path / "right", "--model", "resnet")
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "right", "--model", "resnet", "--train-steps", "0")
     right = model(json.loads((tmp_path / "right" / "report.json").read_text()), "resnet")
     assert code == 0 and right["status"] == "agree", right["reason"]
     assert right["errors"]["buffer"]["passed"] and right["errors"]["buffer"]["total"] > 0
     edit_translation(monkeypatch, "tinynets/resnet.py",
                      lambda text: text.replace("nn.BatchNorm2d(planes)", "nn.BatchNorm2d(planes, momentum=0.1)"))
-    code, out, err = run(capsys, "demo", "-o", tmp_path / "kept", "--model", "resnet")
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "kept", "--model", "resnet", "--train-steps", "0")
     kept = model(json.loads((tmp_path / "kept" / "report.json").read_text()), "resnet")
     assert code == 0 and kept["status"] == "mismatch"
     assert kept["errors"]["output"]["passed"] and kept["errors"]["param-grad"]["passed"]
@@ -234,6 +236,7 @@ def test_batchnorm_statistics_and_settings_are_judged(tmp_path, capsys, monkeypa
     failing = {r["name"] for r in kept["compare"]["rows"] if not r["passed"]}
     assert "layer1.0.bn1.momentum" in failing and "layer1.0.bn1.running_mean" in failing
     assert "momentum" in kept["reason"]
+    assert "training" not in kept["errors"] and kept["training"] is None       # --train-steps 0: none
 
 
 @pytest.mark.runtime
@@ -242,7 +245,7 @@ def test_a_translation_that_lost_its_recompute_mark_is_a_mismatch_on_memory(tmp_
     nothing; the demo's memory row fails it and shows the bytes kept with and without recompute on both sides."""
     edit_translation(monkeypatch, "tinynets/convmixer.py",
                      lambda text: text.replace("self.blocks[i].recompute(", "(lambda **kw: None)("))
-    code, out, err = run(capsys, "demo", "-o", tmp_path / "lost", "--model", "convmixer")
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "lost", "--model", "convmixer", "--train-steps", "0")
     m = model(json.loads((tmp_path / "lost" / "report.json").read_text()), "convmixer")
     assert code == 0 and m["status"] == "mismatch", m["reason"]
     assert m["errors"]["output"]["passed"] and m["errors"]["param-grad"]["passed"]
@@ -260,7 +263,7 @@ def test_weights_that_do_not_pair_fail_at_the_transfer_stage(tmp_path, capsys, m
                      lambda text: text.replace("self.head = nn.Dense(dim, num_classes)",
                                                "self.classifier = nn.Dense(dim, num_classes)")
                                       .replace("return self.head(x)", "return self.classifier(x)"))
-    code, out, err = run(capsys, "demo", "-o", tmp_path / "demo", "--model", "mixer")
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "demo", "--model", "mixer", "--train-steps", "0")
     m = model(json.loads((tmp_path / "demo" / "report.json").read_text()), "mixer")
     assert code == 0 and m["status"] == "failed" and m["stage"] == "transfer" and not m["ran"], m
     assert "WeightTransferError" in m["reason"]
