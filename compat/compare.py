@@ -271,8 +271,11 @@ class CompareReport:
             lines.append(self.table(failures))
         # settings the weight transfer noticed (GELU approximation, LayerNorm eps, BatchNorm
         # momentum, ...): the likeliest cause of a failing row, so they come right before the verdict
+        # (a setting judged as a row, strict, is shown there: not twice)
+        judged = [r.message for r in self.rows if r.kind == "setting"]
         for w in (self.meta.get("transfer") or {}).get("warnings", []):
-            lines.append(f"transfer warning: {w}")
+            if not any(m.startswith(w) for m in judged):
+                lines.append(f"transfer warning: {w}")
         skipped = (self.meta.get("reference") or {}).get("skipped")
         if skipped:
             lines.append(f"judged by rtol/atol, not by the float64 reference: {skipped}")
