@@ -56,6 +56,8 @@ class TrainingError(ValueError):
 # ------------------------------------------------------------------------------------- counterparts from mappings
 
 _MISSING = object()
+# the compare_training argument that takes the port's own piece, per rule
+_ARGUMENT = {"optimizer": "optimizer", "loss": "loss", "lr_schedule": "schedule", "grad_clip": "clip_grad_norm"}
 
 
 def _entry(rule: str, obj, maps) -> mapping_data.Entry:
@@ -67,9 +69,6 @@ def _entry(rule: str, obj, maps) -> mapping_data.Entry:
     raise TrainingError(f"{type(obj).__module__}.{type(obj).__qualname__}: no {rule} pair in mappings/training.yaml "
                         f"(known: {known}) — pass the MindSpore counterpart yourself "
                         f"(mindspore_{_ARGUMENT[rule]}=...)")
-
-
-_ARGUMENT = {"optimizer": "optimizer", "loss": "loss", "lr_schedule": "schedule", "grad_clip": "clip_grad_norm"}
 
 
 def _resolve(dotted: str, quiet: bool = False):
@@ -88,11 +87,14 @@ def _literal(text: str | None):
 
 
 def _plain(value):
-    """A setting as a plain value (a one-element tensor lr is torch's option): what the other side is given."""
+    """A setting as a plain value: a one-element tensor (torch takes lr and betas so) as a float, another tensor
+    (a loss's class weights) as an array."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        return value.detach().cpu().numpy()
+        return float(value) if value.numel() == 1 and value.dim() == 0 else value.detach().cpu().numpy()
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
     return value
 
 
@@ -149,14 +151,21 @@ def counterpart_loss(loss, maps=None):
     return _resolve(entry.mindspore["api"])(**{k: _ms_value(v) for k, v in kwargs.items()})
 
 
-def counterpart_optimizer(optimizer, params_for, maps=None):
+def _start_lr(group: dict, scheduled: bool) -> float:
+    """A param group's rate at the start: a torch schedule sets ``lr`` when it is made (LinearLR scales it) and
+    keeps the rate it found in ``initial_lr``; its counterpart, made anew, sets it again."""
+    return group["initial_lr"] if scheduled and "initial_lr" in group else group["lr"]
+
+
+def counterpart_optimizer(optimizer, params_for, maps=None, *, scheduled: bool = False):
     """The MindSpore counterpart of a torch optimizer: one group per torch param group, its parameters given by
-    ``params_for(torch parameters)``, its settings read from the group as the entry maps them."""
+    ``params_for(torch parameters)``, its settings read from the group as the entry maps them. ``scheduled``: a
+    schedule is rebuilt on it too (the rates start from ``initial_lr``)."""
     maps = maps or mapping_data.default()
     entry = _entry("optimizer", optimizer, maps)
     groups = []
     for group in optimizer.param_groups:
-        read = lambda name, g=group: g.get("initial_lr", g["lr"]) if name == "lr" else g.get(name, _MISSING)  # noqa: E731
+        read = lambda name, g=group: _start_lr(g, scheduled) if name == "lr" else g.get(name, _MISSING)  # noqa: E731
         groups.append({"params": params_for(group["params"]), **settings(entry, read)})
     first = {k: v for k, v in groups[0].items() if k != "params"}
     return _resolve(entry.mindspore["api"])(groups, **first)
@@ -186,11 +195,16 @@ class _Clip:
             return None
         kwargs = dict(clip) if isinstance(clip, dict) else {"max_norm": clip}
         entry = maps.training_pair("grad_clip", "torch.nn.utils.clip_grad_norm_")
+        if entry is None:
+            raise TrainingError("clip_grad_norm: mappings/training.yaml has no grad_clip pair for "
+                                "torch.nn.utils.clip_grad_norm_ — restore it (clip_grad_norm)")
         names = {p.torch for p in entry.params if p.torch and not p.role}
         unknown = sorted(set(kwargs) - names)
-        if unknown or "max_norm" not in kwargs:
-            raise TrainingError(f"clip_grad_norm={clip!r}: give max_norm as a number, or torch's keyword arguments "
-                                f"of clip_grad_norm_ ({', '.join(sorted(names))})"
+        max_norm = kwargs.get("max_norm")
+        if unknown or isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)) or not max_norm > 0:
+            raise TrainingError(f"clip_grad_norm={clip!r}: give max_norm as a number above 0, or torch's keyword "
+                                f"arguments "
+                                f"of clip_grad_norm_ with one ({', '.join(sorted(names))})"
                                 + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
         return cls(kwargs, _resolve(entry.mindspore["api"]), settings(entry, lambda n: kwargs.get(n, _MISSING)))
 
@@ -323,9 +337,13 @@ class _TorchSide:
         with phase.during_forward() if phase is not None else contextlib.nullcontext():
             out = self.model(*(_torch_value(x, self.dtype) for x in inputs))
             loss = self.loss(out, _torch_value(target, self.dtype))
+        if loss.dim() != 0:
+            raise TrainingError(f"the loss gives shape {tuple(loss.shape)}, not one number: reduce it (reduction "
+                                "'mean' or 'sum') — a training step backpropagates one loss")
         loss.backward()
-        if self.clip is not None:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), **self.clip.torch_kwargs)
+        if self.clip is not None:   # the optimizer's parameters, as MindSpore clips the gradients it is given
+            torch.nn.utils.clip_grad_norm_([p for g in self.optimizer.param_groups for p in g["params"]],
+                                           **self.clip.torch_kwargs)
         self.optimizer.step()
         if self.schedule is not None:
             self.schedule.step()
@@ -344,10 +362,14 @@ class _MindSporeSide:
                 return self.loss(self.model(*args[:-1]), args[-1])
         self.grad = mindspore.value_and_grad(forward, None, optimizer.parameters)
 
-    def lr(self) -> float:
+    def lr(self) -> float | None:
+        """The first group's rate; None where it is not one number (an nn.Optimizer's dynamic rate)."""
         groups = getattr(self.optimizer, "param_groups", None)
-        value = groups[0]["lr"] if groups else self.optimizer.learning_rate
-        return float(value.asnumpy() if hasattr(value, "asnumpy") else value)
+        value = groups[0]["lr"] if groups else getattr(self.optimizer, "learning_rate", None)
+        try:
+            return float(value.asnumpy() if hasattr(value, "asnumpy") else value)
+        except (TypeError, ValueError):
+            return None
 
     def step(self, inputs, target, phase) -> tuple[float, float]:
         lr = self.lr()
@@ -375,6 +397,8 @@ def _fresh(optimizer, schedule) -> None:
 def _twin(torch_model, optimizer, schedule, loss, clip, maps) -> tuple[_TorchSide | None, str]:
     """The float64 reference: a copy of the model and of each piece, rebuilt on the copy's parameters; (None, why
     not) when one cannot be."""
+    import torch
+
     try:
         twin = copy.deepcopy(torch_model).double()
         names = {id(p): n for n, p in torch_model.named_parameters()}
@@ -382,23 +406,16 @@ def _twin(torch_model, optimizer, schedule, loss, clip, maps) -> tuple[_TorchSid
         groups = [{**{k: v for k, v in g.items() if k != "params"},
                    "params": [twin_params[names[id(p)]] for p in g["params"]]} for g in optimizer.param_groups]
         for g in groups:
-            if "initial_lr" in g:
-                g["lr"] = g["initial_lr"]
+            g["lr"] = _start_lr(g, schedule is not None)
         opt64 = type(optimizer)(groups)
         sched64 = None
         if schedule is not None:
             entry = _entry("lr_schedule", schedule, maps)
             sched64 = type(schedule)(opt64, **_schedule_settings(entry, schedule))
-        loss64 = copy.deepcopy(loss).double()
-        return _TorchSide(twin, opt64, sched64, loss64, clip, _torch_dtype(64)), ""
-    except (TrainingError, KeyError, TypeError, RuntimeError, ValueError) as err:
+        loss64 = copy.deepcopy(loss).double() if isinstance(loss, torch.nn.Module) else loss   # a function: as is
+        return _TorchSide(twin, opt64, sched64, loss64, clip, torch.float64), ""
+    except (TrainingError, KeyError, TypeError, RuntimeError, ValueError, AttributeError) as err:
         return None, f"the torch pieces could not be rebuilt in float64 ({type(err).__name__}: {err})"
-
-
-def _torch_dtype(bits: int):
-    import torch
-
-    return torch.float64 if bits == 64 else torch.float32
 
 
 def _state(side, transfer, result: RunResult, kind_of: dict[str, str]) -> None:
@@ -507,7 +524,13 @@ def compare_training(
                                 "no MindSpore counterpart: build the optimizer on torch_model.parameters()")
         return [ms_params[names[id(p)]] for p in torch_params]
 
-    ms_opt = mindspore_optimizer or counterpart_optimizer(optimizer, params_for, maps)
+    if mindspore_schedule is not None and schedule is None:
+        raise TrainingError("mindspore_schedule= is given but schedule= is not: pass torch's schedule too (the "
+                            "port's schedule is judged against it)")
+    ms_opt = mindspore_optimizer or counterpart_optimizer(optimizer, params_for, maps, scheduled=schedule is not None)
+    if mindspore_schedule is not None and getattr(mindspore_schedule, "optimizer", ms_opt) is not ms_opt:
+        raise TrainingError("mindspore_schedule= sets the rate of another optimizer than the one that trains: "
+                            "build it on mindspore_optimizer= (and pass both)")
     ms_loss = mindspore_loss or counterpart_loss(loss, maps)
     ms_sched = None
     if schedule is not None:
@@ -531,6 +554,7 @@ def compare_training(
     setup = transfer_rows(transfer, strict)
 
     out: list[TrainingStep] = []
+    dropped_at = None              # the step from which the float64 run no longer trains as torch does
     for k in range(steps):
         inputs, target = split[k % len(split)]
         tape = MaskTape() if dropout == "replay" else None
@@ -542,13 +566,12 @@ def compare_training(
                 losses[REFERENCE], lrs[REFERENCE] = twin.step(inputs, target, phase)
         with dropouts(tape, replaying_mindspore) as phase:
             losses[MINDSPORE], lrs[MINDSPORE] = sides[MINDSPORE].step(inputs, target, phase)
-        if k == 0 and twin is not None:
-            gap = abs(losses[TORCH] - losses[REFERENCE])
-            if gap > REFERENCE_UNLIKE * max(abs(losses[REFERENCE]), 1e-30):
-                no_reference = (f"the float64 copy's first loss is {gap:.3g} from torch's ({losses[TORCH]:.7g}): "
-                                "it does not compute what torch computes")
-                twin = None
-                del losses[REFERENCE], lrs[REFERENCE]
+        why = _unlike_twin(k + 1, losses, lrs) if twin is not None else ""
+        if why:
+            if reference == "float64":
+                raise TrainingError(why)
+            no_reference, dropped_at, twin = why, k + 1, None
+            del losses[REFERENCE], lrs[REFERENCE]
         results = {side: RunResult(side) for side in (TORCH, MINDSPORE, REFERENCE)}
         for side in (TORCH, MINDSPORE, REFERENCE):
             if side in losses:
@@ -562,16 +585,37 @@ def compare_training(
                                                 reference=results[REFERENCE] if twin is not None else None,
                                                 floor_ulps=FLOOR_ULPS * (k + 1), check_reference=False)
         rows = report.rows
-        rows.append(lr_row(k + 1, lrs[TORCH], lrs[MINDSPORE]))
+        if lrs[MINDSPORE] is not None:
+            rows.append(lr_row(k + 1, lrs[TORCH], lrs[MINDSPORE]))
         out.append(TrainingStep(k + 1, losses, lrs, rows, _divergence(results[TORCH], results[MINDSPORE])))
 
-    verdict = ("the round-off rule against a float64 run, step by step" if twin is not None else
-               f"rtol/atol at every step{': ' + no_reference if no_reference else ''}")
+    rule = "the round-off rule against a float64 run, step by step"
+    if twin is not None:
+        verdict = rule
+    elif dropped_at and dropped_at > 1:
+        verdict = f"{rule} until step {dropped_at - 1}, then rtol/atol: {no_reference}"
+    else:
+        verdict = f"rtol/atol at every step{': ' + no_reference if no_reference else ''}"
     meta = {"verdict": verdict, "weights": weights, "strict": strict, "steps": steps,
             "reference": ({"roundoff_factor": ROUNDOFF_FACTOR, "floor_ulps": FLOOR_ULPS} if twin is not None
                           else {"skipped": no_reference or "rtol/atol given"}),
             "transfer_warnings": list(transfer.warnings)}
     return TrainingReport(out, setup, pieces, meta)
+
+
+def _unlike_twin(step: int, losses: dict, lrs: dict) -> str:
+    """Why the float64 run does not train as torch does (then it cannot measure torch's round-off), or "": its
+    first loss off by more than REFERENCE_UNLIKE (it computes something else), or another rate at any step (its
+    optimizer or schedule was rebuilt otherwise)."""
+    if step == 1:
+        gap = abs(losses[TORCH] - losses[REFERENCE])
+        if gap > REFERENCE_UNLIKE * max(abs(losses[REFERENCE]), 1e-30):
+            return (f"the float64 copy's first loss is {gap:.3g} from torch's ({losses[TORCH]:.7g}): it does not "
+                    "compute what torch computes")
+    if lrs[REFERENCE] != lrs[TORCH]:
+        return (f"at step {step} the float64 copy trains at rate {lrs[REFERENCE]:.9g}, torch at {lrs[TORCH]:.9g}: "
+                "its optimizer or schedule was not rebuilt as torch's is")
+    return ""
 
 
 def _kw(kwargs: dict) -> str:

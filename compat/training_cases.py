@@ -4,7 +4,7 @@ Each case builds fresh models and pieces, so it can run any number of times: ``c
 (torch model, MindSpore model, batches, compare_training's keyword arguments). tests/test_training.py runs them for a
 few dozen steps; bench/training_bench.py for 100 and prints the false alarms and the catch rate. The planted bugs
 are the mistakes a port of a training loop makes: an optimizer that decays otherwise, an eps in another place, a
-BatchNorm momentum not turned around, a loss setting dropped, a schedule off by a step, dropped clipping.
+BatchNorm momentum not turned around, a loss setting dropped, a schedule off by a step.
 """
 from __future__ import annotations
 

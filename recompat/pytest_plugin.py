@@ -196,8 +196,9 @@ def recompat_compare(request, recompat_options):
 
 @pytest.fixture
 def recompat_train(request):
-    """train(torch_model, ms_model, batches, **kwargs) -> TrainingReport: compare_training (CPU, PyNative); the
-    report goes to --recompat-json. kwargs are compare_training's (loss=, optimizer=, schedule=, steps=, ...)."""
+    """train(torch_model, ms_model, batches, **kwargs) -> TrainingReport: compare_training, which runs on the CPU
+    in MindSpore's PyNative mode whatever --recompat-device/--recompat-ms-mode say; the report goes to
+    --recompat-json. kwargs are compare_training's (loss=, optimizer=, schedule=, steps=, ...)."""
     from recompat.compat import compare_training
 
     def run(torch_model, ms_model, batches, **kwargs):

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from recompat.compat.prove import example_for, examples_root, sides
-from recompat.mappings import CORE_RULES
+from recompat.mappings import CORE_RULES, TRAINING_RULES
 
 from . import signatures
 from ._io import ReportError, write_atomic
@@ -78,6 +78,20 @@ _TEXT = {
                        "ran one forward and backward pass on each with the same inputs and compared the outputs and "
                        "the gradients.",
         "harness_says": "The harness recorded:",
+        "training_by": "Direction: {direction}, for `recompat.compat.compare_training`, which builds the MindSpore "
+                       "counterpart of the PyTorch object from this entry (`recompat translate` leaves this API as it "
+                       "is: a manual site). Signatures of torch {torch_v} and MindSpore {mindspore_v}; the tests check "
+                       "them against the installed packages.",
+        "training_intro": "Both files are hand-written: the PyTorch one defines the model, the batches and the PyTorch "
+                          "training pieces; the MindSpore one the model only. `compare_training` copied the PyTorch "
+                          "weights over, built the MindSpore pieces from this entry, trained both 100 steps on the same "
+                          "batches and judged the loss, every parameter and buffer after each step.",
+        "training_unproven": "Not proven yet: this pair has not trained alike under `compare_training`. "
+                             "`recompat prove` runs it and says why.",
+        "no_training_example": "No paired example yet: add `mappings/examples/{id}/torch_example.py` (`Example`, "
+                               "`BATCHES`, `training(model)`) and `mindspore_example.py` (`Example`), then run "
+                               "`recompat prove`.",
+        "training_group": "Training loop (compare_training): PyTorch ⇄ MindSpore",
         "unproven": "Not proven yet: this pair has not passed the harness, so `recompat translate --scope model` "
                     "leaves this API as it is. `recompat prove` runs it and says why.",
         "no_model_example": "No paired example yet: add `mappings/examples/{id}/{source}` (a model `Example` and its "
@@ -161,6 +175,16 @@ _TEXT = {
                        "(由 `recompat prove` 生成)。差分测试(`recompat.compat.compare`)构建两个模型,"
                        "把 PyTorch 的权重复制到 MindSpore 模型,用相同的输入各执行一次前向和反向,并比较输出与梯度。",
         "harness_says": "差分测试的记录:",
+        "training_by": "方向:{direction},供 `recompat.compat.compare_training` 使用:它按本条目由 PyTorch 对象构建 "
+                       "MindSpore 对应对象(`recompat translate` 暂不翻译此 API:作为手动站点保留)。签名取自 torch "
+                       "{torch_v} 与 MindSpore {mindspore_v};测试会与已安装的包核对。",
+        "training_intro": "两个文件均为手写:PyTorch 文件定义模型、批数据与 PyTorch 训练组件;MindSpore 文件只定义模型。"
+                          "`compare_training` 复制 PyTorch 权重,按本条目构建 MindSpore 组件,在相同批数据上各训练 "
+                          "100 步,并在每一步后比较损失、每个参数与缓冲区。",
+        "training_unproven": "尚未验证:这对示例在 `compare_training` 下的训练结果不一致。`recompat prove` 会运行它并说明原因。",
+        "no_training_example": "暂无成对示例:请添加 `mappings/examples/{id}/torch_example.py`(`Example`、`BATCHES`、"
+                               "`training(model)`)与 `mindspore_example.py`(`Example`),然后运行 `recompat prove`。",
+        "training_group": "训练循环(compare_training):PyTorch ⇄ MindSpore",
         "unproven": "尚未验证:这对示例还没有通过差分测试,因此 `recompat translate --scope model` 不翻译这个 API。"
                     "运行 `recompat prove` 可查看原因。",
         "no_model_example": "暂无成对示例:请添加 `mappings/examples/{id}/{source}`(模型 `Example` 及其 `INPUTS`),"
@@ -318,10 +342,12 @@ def _apis(entry) -> set[str]:
 
 def _related(entry, entries) -> list[str]:
     mine = _apis(entry)
+    if entry.rule in TRAINING_RULES:   # the other pieces of the same kind (optimizers, losses, ...)
+        return [e.id for e in entries if e.id != entry.id and e.rule == entry.rule]
     if entry.rule in CORE_RULES:   # torch.nn holds dozens of them: only entries that share an API name
         return [e.id for e in entries if e.id != entry.id and mine & _apis(e)]
     module = entry.torch["api"].rpartition(".")[0]
-    return [e.id for e in entries if e.id != entry.id and e.rule not in CORE_RULES
+    return [e.id for e in entries if e.id != entry.id and e.rule not in CORE_RULES + TRAINING_RULES
             and (mine & _apis(e) or e.torch["api"].rpartition(".")[0] == module)]
 
 
@@ -338,7 +364,8 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
     root = examples_root(mappings_folder)
     notes_root = (mappings_folder or mapping_data.HERE) / "notes"
     entries = []
-    for e in maps.entries:
+    every = (*maps.entries, *maps.training)
+    for e in every:
         rows = {lang: _rows(e, lang) for lang in LANGS}
         desc = {lang: _description(rows[lang], lang, e.source) for lang in LANGS}
         ex = example_for(e.id, root)
@@ -365,11 +392,11 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
             "example": None if ex is None else {
                 "torch": f"mappings/examples/{e.id}/torch_example.py",
                 "mindspore": f"mappings/examples/{e.id}/mindspore_example.py",
-                "kind": "script" if sides(e) is None else "model",
+                "kind": "training" if e.rule in TRAINING_RULES else "script" if sides(e) is None else "model",
                 "generated": None if sides(e) is None else sides(e)[1],   # the side translation wrote
                 "output": ex.output, "torch_code": ex.torch_code, "mindspore_code": ex.mindspore_code},
             "notes": notes,
-            "related": _related(e, maps.entries),
+            "related": _related(e, every),
             "pages": {lang: f"{lang}/{e.id}.md" for lang in LANGS},
         })
     reported = [{"api": r.api, "aliases": list(r.aliases), "framework": r.framework, "library": r.library,
@@ -441,6 +468,7 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
                                 aliases=t["aliases" if recognised else "aliases_target"].format(names=t["list_sep"].join(f"`{a}`" for a in e[side]["aliases"]))
                                 if e[side]["aliases"] else ""))
     model_example = e["rule"] in CORE_RULES
+    training = e["rule"] in TRAINING_RULES
     if model_example:
         command = t["either"].join(f"`recompat translate --scope model --to {to}`"
                                    for to in (("mindspore", "torch") if direction == "both" else (target,)))
@@ -451,7 +479,10 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
     if ex:
         order = [source, target]
         output = _fence(ex["output"], "text") if ex["output"] else None
-        if model_example:
+        if training:
+            intro, output_intro = t["training_intro"], t["harness_says"]
+            unproven = None if output else t["training_unproven"]
+        elif model_example:
             written = "torch" if ex["generated"] == "mindspore" else "mindspore"
             intro = t["model_intro"].format(source=SIDES[written], target=SIDES[ex["generated"]])
             output_intro, unproven = t["harness_says"], None if output else t["unproven"]
@@ -459,7 +490,9 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
             intro, output_intro, unproven = t["example_intro"], t["both_print"], None
         example = dict(intro=intro, blocks=[_fence(ex[f"{side}_code"], "python") for side in order],
                        output=output, output_intro=output_intro, unproven=unproven)
-    if model_example:
+    if training:
+        missing = t["no_training_example"].format(id=e["id"])
+    elif model_example:
         missing = t["no_model_example"].format(id=e["id"], source=f"{source}_example.py",
                                                target=f"{target}_example.py")
     elif e["torch"].get("library"):
@@ -468,20 +501,25 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
         missing = t["no_example"].format(id=e["id"])
     return env.get_template("page.md").render(
         t=t, e=e, lang=lang, title=title, signatures=signatures_, example=example, missing=missing,
-        intro=t["translated_by"].format(direction=t["direction"][direction], command=command,
-                                        torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]),
+        intro=(t["training_by"].format(direction=t["direction"][direction], torch_v=VERSIONS["torch"],
+                                       mindspore_v=VERSIONS["mindspore"]) if training else
+               t["translated_by"].format(direction=t["direction"][direction], command=command,
+                                         torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"])),
         support=_fence(e["support_code"], "python") if e["support_code"] else None,
         support_name=e["mindspore"]["api"] if source == "torch" else e["torch"]["api"],
-        related=[by_id[i] for i in e["related"]], mark=MARK, guide=not model_example)
+        related=[by_id[i] for i in e["related"]], mark=MARK, guide=not (model_example or training))
 
 
 def _index_md(env, doc: dict, lang: str) -> str:
     t = _TEXT[lang]
     groups = []
     for source in ("torch", "mindspore", "both"):
-        mine = [e for e in doc["entries"] if e["source"] == source]
+        mine = [e for e in doc["entries"] if e["source"] == source and e["rule"] not in TRAINING_RULES]
         if mine:
             groups.append((t["direction"][source], mine))
+    training = [e for e in doc["entries"] if e["rule"] in TRAINING_RULES]
+    if training:
+        groups.append((t["training_group"], training))
     reported = doc["reported"] and t["reported_index"].format(
         count=len(doc["reported"]), libraries=t["list_sep"].join(_libraries(doc["reported"])))
     return env.get_template("index.md").render(

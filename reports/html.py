@@ -285,7 +285,7 @@ def _curves(training: dict | None):
     if not training or not training.get("loss"):
         return None
     width, height, left, right, top, bottom = 560, 170, 56, 540, 10, 138
-    losses = {side: [v for v in values] for side, values in training["loss"].items() if values}
+    losses = {side: values for side, values in training["loss"].items() if values}
     steps = max(len(v) for v in losses.values())
 
     def x(k):        # step k (1-based)
@@ -321,6 +321,7 @@ def _curves(training: dict | None):
                           yticks=[(yd(e), f"1e{e}") for e in range(lo_e, hi_e + 1)], label="divergence")
     first = training.get("first_failure")
     return dict(width=width, height=height, left=left, right=right, top=top, bottom=bottom, loss=loss,
+                divergence_color=_COLORS["mindspore"],
                 divergence=divergence, xticks=[(x(k), str(k)) for k in sorted({1, steps, *([first] if first else [])})],
                 failure=x(first) if first else None, steps=steps)
 

@@ -20,10 +20,11 @@ from recompat.compat import prove
 from recompat.reports import docs, signatures
 
 ROOT = Path(__file__).resolve().parent.parent
-ENTRIES = mappings.default().entries
+ENTRIES = mappings.default().entries + mappings.default().training     # the training pairs have pages too
 # script examples; the core set's: test_model_examples.py. A third-party library's API (`library:`) has none: the
 # library is not installed here (its page says so; tests/test_sweep.py checks its signature against its sources)
-SCRIPTED = [e for e in ENTRIES if e.rule not in mappings.CORE_RULES and not e.torch.get("library")]
+SCRIPTED = [e for e in ENTRIES if e.rule not in mappings.CORE_RULES + mappings.TRAINING_RULES
+            and not e.torch.get("library")]
 
 
 @pytest.fixture(scope="module")
@@ -354,3 +355,15 @@ def test_a_third_party_entry_page_says_why_it_has_no_example(built):
         for lang in docs.LANGS:
             page = built[f"{lang}/{e.id}.md"]
             assert e.torch["library"] in page and "tests/cases/" in page, (lang, e.id)
+
+
+def test_a_training_pair_page_says_compare_training_builds_it_and_shows_the_proof(built):
+    for lang in docs.LANGS:
+        t = docs._TEXT[lang]
+        md = built[f"{lang}/optim_adam.md"]
+        assert "compare_training" in md and "recompat translate --scope model" not in md
+        assert t["training_intro"] in md and (ROOT / "mappings/examples/optim_adam/output.txt").read_text() in md
+        assert "](optim_adamw.md)" in md and "](optim_sgd.md)" in md and "](loss_mse.md)" not in md   # related
+        index = built[f"{lang}/index.md"]
+        section = index.split(f"## {t['training_group']}")[1]
+        assert "](optim_adam.md)" in section and "](clip_grad_norm.md)" in section and "](checkpoint.md)" not in section
