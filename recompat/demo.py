@@ -522,8 +522,9 @@ def _totals(results: list[ModelResult], translation: dict) -> dict:
 def _verdict(r: ModelResult) -> str:
     """One short line per model for the progress output; the table and the report say more."""
     if r.status == "agree":
-        worst = max((e["max_abs_err"] or 0.0 for e in r.errors.values()), default=0.0)
-        return f"agree (largest abs error {worst:.2g})"
+        worst = max((e["max_abs_err"] or 0.0 for k, e in r.errors.items() if k != "training"), default=0.0)
+        trained = f", {r.training['steps']} training steps" if r.training else ""
+        return f"agree (largest abs error {worst:.2g}{trained})"
     if r.status == "mismatch":
         return "MISMATCH: " + r.reason.split(";", 1)[0]
     if r.status == "failed":
