@@ -520,6 +520,14 @@ FLOOR_ULPS = 4.0
 _EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
 
 
+EXPECTED_FAR = "{expected}'s float32 is the side far from the float64 reference"   # a passing row's note
+
+
+def expected_is_far(row: CompareRow, expected: str) -> bool:
+    """A passing row on which the expected side (torch), not the actual one, is far from the float64 reference."""
+    return row.passed and row.message.startswith(EXPECTED_FAR.format(expected=expected))
+
+
 def judge_by_reference(row: CompareRow, e: np.ndarray, a: np.ndarray, ref: np.ndarray, expected: str,
                        actual: str, floor_ulps: float = FLOOR_ULPS) -> None:
     """Judge one tensor by the round-off rule, in place: elementwise (largest distance) and norm-wise (the whole
@@ -547,8 +555,8 @@ def judge_by_reference(row: CompareRow, e: np.ndarray, a: np.ndarray, ref: np.nd
     if problems:
         row.message = "; ".join(problems)
     elif row.ref_err_expected > ROUNDOFF_FACTOR * row.ref_err_actual + floor:
-        row.message = (f"{expected}'s float32 is the side far from the float64 reference "
-                       f"({row.ref_err_expected:.3g} vs {actual}'s {row.ref_err_actual:.3g})")
+        row.message = (EXPECTED_FAR.format(expected=expected)
+                       + f" ({row.ref_err_expected:.3g} vs {actual}'s {row.ref_err_actual:.3g})")
     else:
         row.message = ""
 

@@ -32,20 +32,22 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from recompat import mappings as mapping_data
+from recompat.constants import either
 
-from .compare import (CompareReport, CompareRow, ROUNDOFF_FACTOR, FLOOR_ULPS, REFERENCE_UNLIKE, Tolerance,
-                      compare_results, dropouts, transfer_rows, wants_reference)
+from .compare import (_EPS, DROPOUT, FLOOR_ULPS, REFERENCE_UNLIKE, ROUNDOFF_FACTOR, CompareReport, CompareRow,
+                      Tolerance, compare_results, dropouts, expected_is_far, float64_twin, transfer_rows,
+                      wants_reference)
 from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
 from .runs import RunResult
 
 TORCH, MINDSPORE, REFERENCE = "torch", "MindSpore", "torch (float64 reference)"
+WEIGHTS = ("torch", "as-is")     # compare()'s, less "mindspore": torch's optimizer trains torch's weights
 
 
 class TrainingError(ValueError):
@@ -72,9 +74,12 @@ def _entry(rule: str, obj, maps) -> mapping_data.Entry:
 
 
 def _resolve(dotted: str, quiet: bool = False):
-    module, _, name = dotted.rpartition(".")
+    """The installed API an entry names (the one resolver the drift test uses); TrainingError, or None if quiet,
+    when this version lacks it."""
+    from recompat.reports.signatures import resolve
+
     try:
-        return getattr(importlib.import_module(module), name)
+        return resolve(dotted)
     except (ImportError, AttributeError):
         if quiet:
             return None
@@ -253,8 +258,7 @@ class TrainingReport:
     def torch_far_from(self) -> int | None:
         """The first step at which torch's own float32 is the side far from the float64 run (a row says so): from
         there the divergence measures torch's round-off, amplified by training, more than the port."""
-        return next((s.step for s in self.steps for r in s.rows
-                     if r.passed and r.message.startswith(f"{TORCH}'s float32 is the side far")), None)
+        return next((s.step for s in self.steps for r in s.rows if expected_is_far(r, TORCH)), None)
 
     def loss_curves(self) -> dict[str, list[float]]:
         return {side: [s.loss[side] for s in self.steps] for side in self.steps[0].loss} if self.steps else {}
@@ -399,8 +403,10 @@ def _twin(torch_model, optimizer, schedule, loss, clip, maps) -> tuple[_TorchSid
     not) when one cannot be."""
     import torch
 
+    twin, why = float64_twin(torch_model)
+    if twin is None:
+        return None, why
     try:
-        twin = copy.deepcopy(torch_model).double()
         names = {id(p): n for n, p in torch_model.named_parameters()}
         twin_params = dict(twin.named_parameters())
         groups = [{**{k: v for k, v in g.items() if k != "params"},
@@ -443,7 +449,7 @@ def lr_row(step: int, torch_lr: float, ms_lr: float) -> CompareRow:
     """The rate a step used on both sides (first param group): within LR_ULPS_PER_STEP float32 ulps per step so
     far."""
     diff = abs(torch_lr - ms_lr)
-    allowed = LR_ULPS_PER_STEP * step * 2.0 ** -23 * abs(torch_lr)
+    allowed = LR_ULPS_PER_STEP * step * _EPS["float32"] * abs(torch_lr)
     passed = diff <= allowed
     return CompareRow(name="lr", kind="schedule", expected_shape=(), actual_shape=(), expected_dtype="float32",
                       actual_dtype="float32", max_abs_err=diff, max_rel_err=diff / abs(torch_lr) if torch_lr else None,
@@ -497,10 +503,10 @@ def compare_training(
 
     maps = mappings or mapping_data.default()
     reference = wants_reference(reference, rtol, atol)
-    if weights not in ("torch", "as-is"):
-        raise ValueError(f"weights must be 'torch' or 'as-is', not {weights!r}")
-    if dropout not in ("replay", "own"):
-        raise ValueError(f"dropout must be 'replay' or 'own', not {dropout!r}")
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be {either(map(repr, WEIGHTS))}, not {weights!r}")
+    if dropout not in DROPOUT:
+        raise ValueError(f"dropout must be {either(map(repr, DROPOUT))}, not {dropout!r}")
     batches = list(batches)
     if not batches:
         raise TrainingError("batches is empty: give at least one (inputs, target) batch")
