@@ -96,7 +96,8 @@ import numpy as np
 
 from recompat.constants import MS_MODES, either
 
-from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
+from .kink_replay import MINDSPORE, TORCH
+from .tapes import Tapes
 from .memory import MEASURE, SavedTensors
 from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
 
@@ -406,17 +407,20 @@ def compare_results(
     reference: RunResult | None = None,
     floor_ulps: float | None = None,
     check_reference: bool = True,
+    actual_reference: RunResult | None = None,
 ) -> CompareReport:
     """Compare every tensor of two runs; ``expected`` is the reference. See the module docstring.
     ``reference``: a float64 run of the expected side; each floating tensor it holds is judged by the round-off
     rule (``judge_by_reference``) instead of rtol/atol -- unless the expected side's outputs are not its own
     (``unlike_reference``): then rtol/atol judge, and the report says why. ``check_reference=False`` skips that
     check (compare_training checks its first step only: later, training may amplify float32 round-off far beyond
-    it, which is what the rule then measures). ``floor_ulps``: the round-off rule's floor (FLOOR_ULPS)."""
+    it, which is what the rule then measures). ``floor_ulps``: the round-off rule's floor (FLOOR_ULPS).
+    ``actual_reference``: the float64 run the actual side is measured against where it is not ``reference`` (the
+    run along MindSpore's own ReLU branches, compat.kink_replay)."""
     floor_ulps = FLOOR_ULPS if floor_ulps is None else floor_ulps
     unlike = unlike_reference(expected, reference) if reference is not None and check_reference else ""
     if unlike:
-        reference = None
+        reference = actual_reference = None
     rows: list[CompareRow] = []
     names = list(expected.tensors) + [n for n in actual.tensors if n not in expected.tensors]
     for name in names:
@@ -460,7 +464,9 @@ def compare_results(
         ref = reference.tensors.get(name) if reference is not None else None
         if (ref is not None and ref.shape == e.shape and not is_exact_dtype(e_dt) and not np.iscomplexobj(e)
                 and "non-finite" not in msg):
-            judge_by_reference(row, e, a, ref, expected.framework, actual.framework, floor_ulps)
+            ref_a = actual_reference.tensors.get(name) if actual_reference is not None else None
+            judge_by_reference(row, e, a, ref, expected.framework, actual.framework, floor_ulps,
+                               ref_actual=ref_a if ref_a is not None and ref_a.shape == ref.shape else None)
     return CompareReport(
         rows=rows,
         expected=expected.framework,
@@ -529,12 +535,14 @@ def expected_is_far(row: CompareRow, expected: str) -> bool:
 
 
 def judge_by_reference(row: CompareRow, e: np.ndarray, a: np.ndarray, ref: np.ndarray, expected: str,
-                       actual: str, floor_ulps: float = FLOOR_ULPS) -> None:
+                       actual: str, floor_ulps: float = FLOOR_ULPS, ref_actual: np.ndarray | None = None) -> None:
     """Judge one tensor by the round-off rule, in place: elementwise (largest distance) and norm-wise (the whole
     tensor's distance, which catches a small error spread over every element). ``floor_ulps``: the floor, in ulps
-    of the tensor's magnitude (compare_training grows it with the steps)."""
+    of the tensor's magnitude (compare_training grows it with the steps). ``ref_actual``: the float64 value the
+    actual side is measured against, where it took other ReLU branches near 0 (compat.kink_replay)."""
     ref64 = ref.astype(np.float64)
-    dist_e, dist_a = np.abs(e.astype(np.float64) - ref64), np.abs(a.astype(np.float64) - ref64)
+    ref64_a = ref64 if ref_actual is None else ref_actual.astype(np.float64)
+    dist_e, dist_a = np.abs(e.astype(np.float64) - ref64), np.abs(a.astype(np.float64) - ref64_a)
     eps = _EPS.get(row.expected_dtype or "", _EPS["float32"])
     floor = floor_ulps * eps * float(np.abs(ref64).max(initial=0.0))
     allowed = ROUNDOFF_FACTOR * float(dist_e.max(initial=0.0)) + floor
@@ -673,6 +681,35 @@ def dropout_row(tape) -> list[CompareRow]:
                        within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]
 
 
+def kink_row(branches) -> list[CompareRow]:
+    """The ReLU decisions the two float32 runs took otherwise than float64 (compat.kink_replay): a row of kind
+    "kink" where any did, or where MindSpore's could not be replayed. It fails where MindSpore decided otherwise
+    beyond round-off of 0 (the input to that ReLU differs, or its threshold)."""
+    if branches is None or not (branches.torch or branches.mindspore):
+        return []
+    differ = {side: branches.differ.get(side, 0) for side in (TORCH, MINDSPORE)}
+    unreplayed = [why for why in branches.unreplayed.values() if why]
+    if not any(differ.values()) and not unreplayed:
+        return []
+    calls = len(branches.torch)
+    parts = [f"{calls} ReLU call{'s' * (calls != 1)}"]
+    for side in (TORCH, MINDSPORE):
+        forgiven = branches.forgiven.get(side, 0)
+        if forgiven:
+            parts.append(f"{side}'s float32 took the other branch on {forgiven} element{'s' * (forgiven != 1)} "
+                         f"within round-off of 0 (at most {branches.largest[side] / _EPS['float32']:.3g} float32 "
+                         f"ulps of its call's largest input): {side} is judged against a float64 run along its own "
+                         "branches")
+    if branches.beyond:
+        parts.append("MindSpore decides otherwise than float64 beyond round-off of 0 at ReLU "
+                     + "; ".join(branches.beyond[:3]) + (" ..." if len(branches.beyond) > 3 else "")
+                     + ": its input to that ReLU differs from torch's, or its threshold does")
+    parts += unreplayed
+    return [CompareRow(name="ReLU branches", kind="kink", expected_shape=None, actual_shape=None,
+                       expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
+                       within=None, rtol=0.0, atol=0.0, passed=not branches.beyond, message="; ".join(parts))]
+
+
 def _unpaired_by_design(report: CompareReport, transfer) -> None:
     """A buffer on one side only that the weight transfer left unpaired for a stated reason (a non-persistent torch
     buffer such as ``position_ids`` or ``inv_freq`` against a constant in the port; a tensor the layer pair's
@@ -777,7 +814,8 @@ class PairRuns:
     no_reference: str = ""
     weights: list[CompareRow] = field(default_factory=list)    # weights="as-is": the values before the run
     kept: dict[str, int] | None = None    # memory=True: bytes kept for backward, by framework
-    masks: Any = None                     # dropout="replay": the MaskTape (torch's masks, what each side took)
+    tapes: Tapes = field(default_factory=Tapes)   # dropout masks replayed, ReLU branches (PyNative)
+    actual_reference: RunResult | None = None     # the float64 run along MindSpore's ReLU branches, where it differs
 
 
 REFERENCES = ("auto", "float64", None)
@@ -858,39 +896,44 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     name_map = dict(transfer.name_map)
     _needs_grad(*_normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
     twin64, no_copy = float64_twin(torch_model, reference)
-    # GRAPH mode compiles MindSpore's dropout into the graph: there each side draws its own masks
-    tape = MaskTape() if dropout == "replay" and ms_mode == "pynative" else None
+    # GRAPH mode compiles MindSpore's dropout and ReLU into the graph: there nothing is recorded or replayed
+    tapes = Tapes.for_pair(ms_mode, dropout)
 
     counter = (counters or {}).get
-    with _side("torch", torch_model, "the MindSpore side was not run"), dropouts(tape, recording) as phase:
+    with _side("torch", torch_model, "the MindSpore side was not run"), tapes.torch() as phase:
         expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs,
                              forward_context=forward_context(counter("torch"), phase))
-    with dropouts(tape, replaying_torch) as phase:
-        ref, no_run = run_reference(twin64, inputs, reference=reference, seed=seed, device=device,
-                                    grad_inputs=grad_inputs, forward_context=forward_context(None, phase))
-    no_reference = no_copy or no_run
-    with _side("MindSpore", ms_model, "the torch side ran"), dropouts(tape, replaying_mindspore) as phase:
+    with _side("MindSpore", ms_model, "the torch side ran"), tapes.mindspore() as phase:
         actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs,
                                forward_context=forward_context(counter("mindspore"), phase))
+    ref, ref_actual, no_run = run_references(twin64, inputs, tapes, reference=reference, seed=seed, device=device,
+                                             grad_inputs=grad_inputs)
     _to_torch_layout(actual, transfer)
     kept = {f: c.bytes for f, c in counters.items()} if counters else None
-    return PairRuns(expected, actual, ref, transfer, no_reference, held, kept, tape)
+    return PairRuns(expected, actual, ref, transfer, no_copy or no_run, held, kept, tapes, ref_actual)
 
 
-@contextlib.contextmanager
-def dropouts(tape, how):
-    """Dropout recorded or replayed for one run (how: dropout_replay.recording / replaying_*); yields the phase to
-    give forward_context (None without a tape)."""
-    if tape is None:
-        yield None
-    else:
-        with how(tape) as phase:
-            yield phase
+def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto", seed: int = 0,
+                   device: str = "cpu", grad_inputs=None) -> tuple[RunResult | None, RunResult | None, str]:
+    """The float64 reference runs, after both float32 runs recorded into ``tapes``: (the run along torch's ReLU
+    branches, the run along MindSpore's where they differ near 0 or None, why there is no reference)."""
+    import copy
+
+    spare = copy.deepcopy(twin) if twin is not None and tapes.branches is not None else None  # before a step
+    with tapes.reference(TORCH) as phase:
+        ref, no_run = run_reference(twin, inputs, reference=reference, seed=seed, device=device,
+                                    grad_inputs=grad_inputs, forward_context=forward_context(None, phase))
+    ref_actual = None
+    if ref is not None and tapes.needs_mindspore_reference():
+        with tapes.reference(MINDSPORE) as phase:
+            ref_actual, _ = run_reference(spare, inputs, reference=reference, seed=seed, device=device,
+                                          grad_inputs=grad_inputs, forward_context=forward_context(None, phase))
+    return ref, ref_actual, no_run
 
 
 def forward_context(counter=None, phase=None):
-    """What runs.py enters around a forward (its forward_context): a memory counter (SavedTensors), the dropout
-    replay's phase; None when neither."""
+    """What runs.py enters around a forward (its forward_context): a memory counter (SavedTensors), the phase of
+    the tapes (compat.tapes); None when neither."""
     if counter is None and phase is None:
         return None
 
@@ -969,9 +1012,12 @@ def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None
     (transfer_rows)."""
     expected, actual, ref, transfer = runs.expected, runs.actual, runs.reference, runs.transfer
     name_map = dict(transfer.name_map)
-    report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan, reference=ref)
+    report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan, reference=ref,
+                             actual_reference=runs.actual_reference)
     report.rows[:0] = [*transfer_rows(transfer, strict, deliberate), *runs.weights]
-    report.rows += dropout_row(runs.masks)
+    report.rows += dropout_row(runs.tapes.masks)
+    if report.meta.get("reference", {}).get("framework"):   # the round-off rule judged: the branches it took
+        report.rows += kink_row(runs.tapes.branches)
     if runs.kept is not None:
         plain = kept_without or {}
         report.rows.append(memory_row(runs.kept["torch"], runs.kept["mindspore"], plain.get("torch"),

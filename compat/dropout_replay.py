@@ -51,7 +51,7 @@ class MaskTape:
 
 
 @dataclass
-class _Phase:
+class Phase:
     """Whether a run is in its forward; calls outside it are recomputations in backward."""
     forward: bool = False
 
@@ -103,7 +103,7 @@ def recording(tape: MaskTape):
     import torch
     import torch.nn.functional as F
 
-    phase, seen = _Phase(), _Seen()
+    phase, seen = Phase(), _Seen()
     tape.redrawn["torch"] = 0
     originals = {name: getattr(F, name) for name in ("dropout", *_UNREPLAYED)}
 
@@ -146,7 +146,7 @@ class _Replayer:
     drew, in order."""
 
     def __init__(self, tape: MaskTape, side: str):
-        self.tape, self.side, self.phase, self.seen = tape, side, _Phase(), _Seen()
+        self.tape, self.side, self.phase, self.seen = tape, side, Phase(), _Seen()
         self.recomputations = 0
         tape.taken[side] = tape.redrawn[side] = 0
 

@@ -55,11 +55,11 @@ from recompat._files import write_atomic
 from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, TORCH_DEVICES
 
 from . import zoo
-from .compare import (CompareReport, PairRuns, compare_results, dropouts, float64_twin, forward_context,
-                      judge_pair, run_reference)
-from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
+from .compare import (CompareReport, PairRuns, compare_results, float64_twin, forward_context, judge_pair,
+                      run_references)
 from .memory import MEASURE, SavedTensors
 from .runs import RunResult, load_arrays, run_mindspore, run_torch
+from .tapes import Tapes
 from .weights import transfer_weights
 
 CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory")
@@ -294,8 +294,9 @@ def _cross(pair, case, mutant, options):
     replay = options.against_dir is not None
     # PyNative, torch run here: torch's dropout masks are replayed on the other runs, so a pair runs in its own mode
     # (a recording holds no masks, and GRAPH mode draws its own: there cross_training, without active dropout)
-    tape = MaskTape() if case.ms_mode == "pynative" and not replay and options.record_dir is None else None
-    training = pair.training if tape is not None else pair.cross_mode_training
+    live = case.ms_mode == "pynative" and not replay and options.record_dir is None
+    tapes = Tapes.for_pair(case.ms_mode) if live else Tapes()
+    training = pair.training if live else pair.cross_mode_training
     arrays = pair.make_inputs(SEED)
     grads = pair.differentiable(arrays)
     device, why = ("cpu", "") if replay else torch_device(case.device)
@@ -318,25 +319,24 @@ def _cross(pair, case, mutant, options):
             # on the CPU. A recording from another device is judged by it, as MindSpore is
             calibration = run_torch(tmodel, arrays, seed=SEED, device=device, grad_inputs=grads)
     else:
-        with dropouts(tape, recording) as phase:
+        with tapes.torch() as phase:
             expected = run_torch(tmodel, arrays, seed=SEED, device=device, grad_inputs=grads,
                                  forward_context=forward_context(None, phase))
         expected_runs = {device: expected}
         if options.record_dir is not None:
             _record(Path(options.record_dir), case, device, expected, weights)
-    with dropouts(tape, replaying_mindspore) as phase:
+    with tapes.mindspore() as phase:
         actual = run_mindspore(mmodel, arrays, seed=SEED, mode=case.ms_mode, name_map=transfer.name_map,
                                grad_inputs=grads, forward_context=forward_context(None, phase))
     # on the torch device of this run (replay: here, on the CPU), whatever device a recording came from
-    with dropouts(tape, replaying_torch) as phase:
-        reference, no_run = run_reference(twin, arrays, seed=SEED, device=device, grad_inputs=grads,
-                                          forward_context=forward_context(None, phase))
+    reference, actual_reference, no_run = run_references(twin, arrays, tapes, seed=SEED, device=device,
+                                                         grad_inputs=grads)
     rtol, atol = pair.tolerance          # only where the torch model cannot run in float64
     verdicts = []
     for torch_on, expected in expected_runs.items():
         calibrated = calibration is not None and reference is not None
         runs = PairRuns(calibration if calibrated else expected, actual, reference, transfer,
-                        no_reference or no_run, masks=tape)
+                        no_reference or no_run, tapes=tapes, actual_reference=actual_reference)
         report = judge_pair(runs, rtol=rtol, atol=atol, deliberate=pair.settings_differ)
         if calibrated:
             recorded = replace(expected, framework=f"torch recorded on {torch_on}")

@@ -26,6 +26,8 @@ float32 round-off really accumulates in this training (torch's own distance from
 assumed); a schedule or update that differs moves MindSpore away from both and fails at the step where it does.
 Where the torch pieces cannot be rebuilt or run in float64, or when ``rtol``/``atol`` are given, those judge every
 step instead (a fixed tolerance; the report says why). Active dropout is replayed per step (compat.dropout_replay).
+Where MindSpore's ReLUs take the other branch than float64's within round-off of 0 (compat.kink_replay), a second
+float64 copy goes on from that step along MindSpore's branches, and MindSpore is judged against it from then on.
 """
 from __future__ import annotations
 
@@ -41,12 +43,15 @@ from recompat import mappings as mapping_data
 from recompat.constants import either
 
 from .compare import (_EPS, DROPOUT, FLOOR_ULPS, REFERENCE_UNLIKE, ROUNDOFF_FACTOR, CompareReport, CompareRow,
-                      Tolerance, compare_results, dropouts, expected_is_far, float64_twin, transfer_rows,
+                      Tolerance, compare_results, expected_is_far, float64_twin, kink_row, transfer_rows,
                       wants_reference)
-from .dropout_replay import MaskTape, recording, replaying_mindspore, replaying_torch
+from .dropout_replay import MaskTape
+from .kink_replay import Branches
 from .runs import RunResult
+from .tapes import Tapes
 
 TORCH, MINDSPORE, REFERENCE = "torch", "MindSpore", "torch (float64 reference)"
+FORK = "torch (float64 along MindSpore's ReLU branches)"
 WEIGHTS = ("torch", "as-is")     # compare()'s, less "mindspore": torch's optimizer trains torch's weights
 
 
@@ -424,6 +429,17 @@ def _twin(torch_model, optimizer, schedule, loss, clip, maps) -> tuple[_TorchSid
         return None, f"the torch pieces could not be rebuilt in float64 ({type(err).__name__}: {err})"
 
 
+def _branch(twin: _TorchSide, maps) -> _TorchSide | None:
+    """A copy of the float64 run as it stands (model, optimizer state, schedule), to go on along MindSpore's ReLU
+    branches; None where one cannot be made."""
+    fork, _ = _twin(twin.model, twin.optimizer, twin.schedule, twin.loss, twin.clip, maps)
+    if fork is not None:
+        fork.optimizer.load_state_dict(twin.optimizer.state_dict())
+        if twin.schedule is not None:
+            fork.schedule.load_state_dict(twin.schedule.state_dict())
+    return fork
+
+
 def _state(side, transfer, result: RunResult, kind_of: dict[str, str]) -> None:
     """Every paired parameter and buffer of one side after a step, by torch name, into ``result``."""
     for name, t, m in transfer.values():
@@ -561,22 +577,34 @@ def compare_training(
 
     out: list[TrainingStep] = []
     dropped_at = None              # the step from which the float64 run no longer trains as torch does
+    fork = None                    # the float64 run along MindSpore's ReLU branches, from the step they parted
     for k in range(steps):
         inputs, target = split[k % len(split)]
-        tape = MaskTape() if dropout == "replay" else None
+        tapes = Tapes(MaskTape() if dropout == "replay" else None, Branches())
         losses, lrs = {}, {}
-        with dropouts(tape, recording) as phase:
+        with tapes.torch() as phase:
             losses[TORCH], lrs[TORCH] = sides[TORCH].step(inputs, target, phase)
-        if twin is not None:
-            with dropouts(tape, replaying_torch) as phase:
-                losses[REFERENCE], lrs[REFERENCE] = twin.step(inputs, target, phase)
-        with dropouts(tape, replaying_mindspore) as phase:
+        with tapes.mindspore() as phase:
             losses[MINDSPORE], lrs[MINDSPORE] = sides[MINDSPORE].step(inputs, target, phase)
+        # a copy before the float64 run steps, where MindSpore's ReLUs went another way than torch's
+        candidate = fork or (_branch(twin, maps) if twin is not None and tapes.branches.parted() else None)
+        if twin is not None:
+            with tapes.reference(TORCH) as phase:
+                losses[REFERENCE], lrs[REFERENCE] = twin.step(inputs, target, phase)
+        if twin is not None and candidate is not None and (fork is not None or tapes.needs_mindspore_reference()):
+            along_mindspore = RunResult(FORK)
+            with tapes.reference(MINDSPORE) as phase:
+                along_mindspore.add("loss", "output", np.float64(candidate.step(inputs, target, phase)[0]))
+            _twin_state(candidate.model, transfer, along_mindspore, kind_of)
+            # a copy that replayed nothing computed what the float64 run did: it goes on only where it parted
+            fork = candidate if fork is not None or tapes.branches.forgiven.get(MINDSPORE) else None
+        else:
+            along_mindspore = None
         why = _unlike_twin(k + 1, losses, lrs) if twin is not None else ""
         if why:
             if reference == "float64":
                 raise TrainingError(why)
-            no_reference, dropped_at, twin = why, k + 1, None
+            no_reference, dropped_at, twin, fork, along_mindspore = why, k + 1, None, None, None
             del losses[REFERENCE], lrs[REFERENCE]
         results = {side: RunResult(side) for side in (TORCH, MINDSPORE, REFERENCE)}
         for side in (TORCH, MINDSPORE, REFERENCE):
@@ -589,8 +617,11 @@ def compare_training(
             _twin_state(twin.model, transfer, results[REFERENCE], kind_of)
         report: CompareReport = compare_results(results[TORCH], results[MINDSPORE], rtol=rtol, atol=atol,
                                                 reference=results[REFERENCE] if twin is not None else None,
-                                                floor_ulps=FLOOR_ULPS * (k + 1), check_reference=False)
+                                                floor_ulps=FLOOR_ULPS * (k + 1), check_reference=False,
+                                                actual_reference=along_mindspore)
         rows = report.rows
+        if twin is not None:
+            rows += kink_row(tapes.branches)
         if lrs[MINDSPORE] is not None:
             rows.append(lr_row(k + 1, lrs[TORCH], lrs[MINDSPORE]))
         out.append(TrainingStep(k + 1, losses, lrs, rows, _divergence(results[TORCH], results[MINDSPORE])))

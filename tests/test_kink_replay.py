@@ -1,0 +1,185 @@
+"""ReLU kinks (compat.kink_replay): an input within round-off of 0 that lands on the other side of 0 in one
+framework's float32 run is judged along that side's branch, never a false alarm; a ReLU that really decides
+otherwise still fails.
+
+The twin: BatchNorm2d (training mode) -> ReLU -> Conv2d, one input element placed at its channel's batch mean, so
+its normalised value is 0 in exact arithmetic and each float32 run rounds it to one side or the other. Walking that
+element a few ulps either way makes torch or MindSpore take the other branch than float64 (measured: at -3..-1 ulps
+MindSpore does, at 0 torch does); the gradients upstream then move by O(1) and the plain round-off rule fails.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from recompat.compat import kink_replay
+from recompat.compat.compare import compare
+from recompat.compat.training import compare_training
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+WALK = range(-3, 2)        # ulps from the batch mean: both sides take the other branch somewhere in it
+
+
+def edge_input(ulps: int) -> np.ndarray:
+    x = np.random.default_rng(0).standard_normal((4, 4, 8, 8)).astype(np.float32)
+    others = np.delete(x[:, 0].astype(np.float64).ravel(), 3 * 8 + 3)
+    mean = np.float32(others.sum() / others.size)
+    x[0, 0, 3, 3] = mean + ulps * np.spacing(mean)
+    return x
+
+
+def twins(relu=None, *, torch_relu=None, checkpointed=False):
+    import mindspore
+    import mindspore.nn as mnn
+    import torch
+    import torch.nn as tnn
+
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    torch.manual_seed(0)
+    block = tnn.Sequential(tnn.BatchNorm2d(4), torch_relu or tnn.ReLU(), tnn.Conv2d(4, 4, 3, padding=1))
+
+    class Checkpointed(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = block
+
+        def forward(self, x):
+            from torch.utils.checkpoint import checkpoint
+            return checkpoint(self.block, x, use_reentrant=False)
+
+    cell = mnn.SequentialCell(mnn.BatchNorm2d(4), relu or mnn.ReLU(),
+                              mnn.Conv2d(4, 4, 3, pad_mode="pad", padding=1, has_bias=True))
+    if checkpointed:
+        cell.recompute()
+        outer = mnn.SequentialCell(cell)
+        outer.set_train(True)
+        return Checkpointed().train(), _named_block(outer)
+    cell.set_train(True)
+    return block.train(), cell
+
+
+def _named_block(outer):
+    """The MindSpore twin of Checkpointed: its cell under the name ``block`` (torch's attribute)."""
+    import mindspore.nn as mnn
+
+    class Outer(mnn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.block = outer[0]
+
+        def construct(self, x):
+            return self.block(x)
+    cell = Outer()
+    cell.set_train(True)
+    return cell
+
+
+def kink(report):
+    rows = [r for r in report.rows if r.kind == "kink"]
+    return rows[0] if rows else None
+
+
+@pytest.fixture
+def no_mindspore_branch(monkeypatch):
+    """compare() as it was before kink replay: MindSpore judged against the float64 run along torch's branches."""
+    monkeypatch.setattr(kink_replay.Branches, "needs_mindspore_run", lambda self: False)
+    monkeypatch.setattr(kink_replay.Branches, "parted", lambda self: False)
+
+
+def test_a_flip_at_the_kink_is_judged_along_its_own_branch():
+    flipped = {}
+    for ulps in WALK:
+        report = compare(*twins(), [edge_input(ulps)], strict=False)
+        assert report.passed, (ulps, str(report))
+        row = kink(report)
+        if row is not None:
+            assert row.passed and "within round-off of 0" in row.message, row.message
+            flipped[ulps] = row.message
+    assert any("MindSpore's float32 took the other branch" in m for m in flipped.values()), flipped
+    assert any("torch's float32 took the other branch" in m for m in flipped.values()), flipped
+
+
+def test_without_the_replay_the_same_twins_false_alarm(no_mindspore_branch):
+    """The planted-bug check of the mechanism: drop MindSpore's branch and the walk fails where MindSpore flips."""
+    failed = [ulps for ulps in WALK if not compare(*twins(), [edge_input(ulps)], strict=False).passed]
+    assert failed, "no false alarm without kink replay: the walk no longer reaches the kink"
+
+
+def test_a_relu_threshold_is_not_excused():
+    """A ReLU that cuts at 0.01 (through the primitive, so its decisions are recorded) differs far from 0."""
+    from mindspore import nn, ops
+
+    class Shifted(nn.Cell):
+        def construct(self, x):
+            return ops.relu(x - 0.01) + 0.01 * (x > 0.01).astype(x.dtype)
+
+    report = compare(*twins(Shifted()), [edge_input(1)], strict=False)
+    assert not report.passed
+    row = kink(report)
+    assert row is not None and not row.passed
+    assert "beyond round-off of 0 at ReLU call 1" in row.message and "threshold" in row.message
+
+
+def test_a_relu_spelled_without_the_primitive_is_judged_plainly():
+    """x * (x > 0) runs no ReLU primitive: nothing to replay, the row says so and does not fail by itself."""
+    from mindspore import nn
+
+    class Spelled(nn.Cell):
+        def construct(self, x):
+            return x * (x > 0).astype(x.dtype)
+
+    report = compare(*twins(Spelled()), [edge_input(5)], strict=False)
+    row = kink(report)
+    assert row is not None and row.passed
+    assert "ran the ReLU primitive 0 times, torch's ran ReLU 1 time" in row.message
+    assert report.passed, str(report)       # away from the kink, the two spellings agree
+
+
+def test_recomputation_takes_the_forwards_decision():
+    """torch's checkpoint and MindSpore's Cell.recompute() run the ReLU again in backward: the float64 run's
+    recomputation takes the decision its forward replayed (else the gradients mix two branches)."""
+    for ulps in WALK:
+        report = compare(*twins(checkpointed=True), [edge_input(ulps)], strict=False)
+        assert report.passed, (ulps, str(report))
+
+
+def test_inplace_relu_is_replayed():
+    import torch.nn as tnn
+
+    for ulps in WALK:
+        report = compare(*twins(torch_relu=tnn.ReLU(inplace=True)), [edge_input(ulps)], strict=False)
+        assert report.passed, (ulps, str(report))
+
+
+def test_torch_is_left_as_it_was():
+    import torch
+    import torch.nn.functional as F
+
+    before = (F.relu, F.relu_, torch.relu, torch.relu_)
+    compare(*twins(), [edge_input(-2)], strict=False)
+    assert (F.relu, F.relu_, torch.relu, torch.relu_) == before
+    assert "relu" not in torch.Tensor.__dict__ and "relu_" not in torch.Tensor.__dict__
+
+
+def _train(ulps):
+    import torch
+
+    t, m = twins()
+    batches = [(edge_input(ulps), np.zeros((4, 4, 8, 8), np.float32))] * 3
+    return compare_training(t, m, batches, loss=torch.nn.MSELoss(),
+                            optimizer=torch.optim.SGD(t.parameters(), lr=0.1, momentum=0.9), strict=False)
+
+
+def test_training_goes_on_along_mindsporess_branch():
+    """A flip at step 1 moves MindSpore's parameters along its own branch: a second float64 copy follows it."""
+    reports = {ulps: _train(ulps) for ulps in (-2, 3)}
+    flipped = reports[-2]
+    assert flipped.passed, str(flipped)
+    assert any(r.kind == "kink" and "MindSpore's float32 took the other branch" in r.message
+               for r in flipped.steps[0].rows)
+    assert reports[3].passed and not any(r.kind == "kink" for s in reports[3].steps for r in s.rows)
+
+
+def test_training_without_the_fork_false_alarms(no_mindspore_branch):
+    assert not _train(-2).passed
