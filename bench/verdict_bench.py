@@ -6,7 +6,8 @@ One set of runs per case (compat.compare.run_pair, with the float64 reference ru
 four ways:
   (a) defaults:  compare_results' per-dtype tolerances (torch.testing's float32 rtol 1.3e-6, atol 1e-5);
   (b) cross:     recompat.constants.CROSS_RTOL / CROSS_ATOL for every tensor;
-  (c) reference: the round-off rule alone (compat.compare.judge_by_reference);
+  (c) reference: the round-off rule alone (compat.compare.judge_by_reference; each side against the float64 run
+                 along its own ReLU branches, compat.kink_replay);
   (d) compare:   compare()'s default verdict: the round-off rule, and a failing row for each paired layer whose
                  setting differs (strict; compat.compare.transfer_rows).
 Goal: (c) and (d) raise 0 false alarms and catch every bug; where a bug sits below float32 round-off it is listed
@@ -30,7 +31,8 @@ from mindspore import nn as msnn  # noqa: E402
 from mindspore import ops  # noqa: E402
 from torch import nn as tnn  # noqa: E402
 
-from recompat.compat.compare import FLOOR_ULPS, ROUNDOFF_FACTOR, compare_results, run_pair, transfer_rows  # noqa: E402
+from recompat.compat.compare import (FLOOR_ULPS, ROUNDOFF_FACTOR, compare_results, kink_row, run_pair,  # noqa: E402
+                                     transfer_rows)
 from recompat.compat.zoo.layers import ms_bn, ms_conv  # noqa: E402
 from recompat.compat.zoo.transformer import MsTransformer, TorchTransformer  # noqa: E402
 from recompat.constants import CROSS_ATOL, CROSS_RTOL  # noqa: E402
@@ -158,9 +160,11 @@ def judge(runs, how: str):
         return compare_results(runs.expected, runs.actual)
     if how == "cross":
         return compare_results(runs.expected, runs.actual, rtol=CROSS_RTOL, atol=CROSS_ATOL)
-    report = compare_results(runs.expected, runs.actual, reference=runs.reference)
+    report = compare_results(runs.expected, runs.actual, reference=runs.reference,
+                             actual_reference=runs.actual_reference)
     if how == "compare":
         report.rows[:0] = transfer_rows(runs.transfer)
+        report.rows += kink_row(runs.tapes.branches)
     return report
 
 

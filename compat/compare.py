@@ -867,7 +867,7 @@ def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0
 
 def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: str = "pynative", device: str = "cpu",
              seed: int = 0, grad_inputs=None, reference: str | None = "auto", memory: bool = False,
-             dropout: str = "replay") -> PairRuns:
+             dropout: str = "replay", kinks: bool = True) -> PairRuns:
     """Transfer the weights (``weights`` names the source side) and run both models once, forward and backward;
     with ``reference`` "float64" also a float64 copy of the torch model ("auto": the same, or none, saying why in
     ``no_reference``, when the torch model cannot be copied or run in float64). See compare()."""
@@ -897,7 +897,7 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     _needs_grad(*_normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
     twin64, no_copy = float64_twin(torch_model, reference)
     # GRAPH mode compiles MindSpore's dropout and ReLU into the graph: there nothing is recorded or replayed
-    tapes = Tapes.for_pair(ms_mode, dropout)
+    tapes = Tapes.for_pair(ms_mode, dropout, kinks)
 
     counter = (counters or {}).get
     with _side("torch", torch_model, "the MindSpore side was not run"), tapes.torch() as phase:
@@ -962,6 +962,7 @@ def compare(
     strict: bool = True,
     memory: bool = False,
     dropout: str = "replay",
+    kinks: bool = True,
 ) -> CompareReport:
     """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
     with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
@@ -987,10 +988,15 @@ def compare(
 
     ``dropout``: "replay" (the default; PyNative) hands the masks torch's dropout draws to MindSpore's and to the
     float64 reference (compat.dropout_replay), so a pair with active dropout is judged like any other, and a row
-    of kind "dropout" counts the masks; "own": each framework draws its own (they differ)."""
+    of kind "dropout" counts the masks; "own": each framework draws its own (they differ).
+
+    ``kinks`` (the default; PyNative): where a ReLU input within round-off of 0 lands on the other side in one
+    side's float32 run, that side is judged against a float64 run along its own ReLU branches
+    (compat.kink_replay; a row of kind "kink" says where, and fails where MindSpore's ReLU decides otherwise far
+    from 0); False: one float64 run, which such a flip fails."""
     reference = wants_reference(reference, rtol, atol)
     runs = run_pair(torch_model, ms_model, inputs, weights=weights, ms_mode=ms_mode, device=device, seed=seed,
-                    grad_inputs=grad_inputs, reference=reference, memory=memory, dropout=dropout)
+                    grad_inputs=grad_inputs, reference=reference, memory=memory, dropout=dropout, kinks=kinks)
     report = judge_pair(runs, rtol=rtol, atol=atol, equal_nan=equal_nan, strict=strict)
     report.meta.update({
         "weights": weights,

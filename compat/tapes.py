@@ -39,10 +39,11 @@ class Tapes:
     branches: Branches | None = None  # the ReLU decisions; None: not recorded (GRAPH mode)
 
     @classmethod
-    def for_pair(cls, ms_mode: str, dropout: str = "replay") -> "Tapes":
+    def for_pair(cls, ms_mode: str, dropout: str = "replay", kinks: bool = True) -> "Tapes":
         """PyNative records both; GRAPH mode compiles dropout and ReLU into the graph, where nothing is seen."""
         pynative = ms_mode == "pynative"
-        return cls(MaskTape() if pynative and dropout == "replay" else None, Branches() if pynative else None)
+        return cls(MaskTape() if pynative and dropout == "replay" else None,
+                   Branches() if pynative and kinks else None)
 
     def torch(self):
         """torch's float32 run: it draws the masks and decides its ReLUs."""

@@ -40,17 +40,16 @@ from typing import Any, Sequence
 import numpy as np
 
 from recompat import mappings as mapping_data
-from recompat.constants import either
+from recompat.constants import TRAINING_PARTED, either
 
 from .compare import (_EPS, DROPOUT, FLOOR_ULPS, REFERENCE_UNLIKE, ROUNDOFF_FACTOR, CompareReport, CompareRow,
                       Tolerance, compare_results, expected_is_far, float64_twin, kink_row, transfer_rows,
                       wants_reference)
-from .dropout_replay import MaskTape
-from .kink_replay import Branches
+from .kink_replay import MINDSPORE, TORCH
 from .runs import RunResult
 from .tapes import Tapes
 
-TORCH, MINDSPORE, REFERENCE = "torch", "MindSpore", "torch (float64 reference)"
+REFERENCE = "torch (float64 reference)"
 FORK = "torch (float64 along MindSpore's ReLU branches)"
 WEIGHTS = ("torch", "as-is")     # compare()'s, less "mindspore": torch's optimizer trains torch's weights
 
@@ -230,6 +229,7 @@ class TrainingStep:
     lr: dict[str, float]                        # framework -> the rate the step used (first param group)
     rows: list[CompareRow]
     divergence: float                           # largest norm-wise relative distance MindSpore vs torch, params
+    flipped: dict[str, int] = field(default_factory=dict)   # framework -> ReLU inputs it took across 0 (kinks)
 
     @property
     def passed(self) -> bool:
@@ -237,7 +237,8 @@ class TrainingStep:
 
     def to_dict(self) -> dict:
         return {"step": self.step, "loss": self.loss, "lr": self.lr, "divergence": self.divergence,
-                "passed": self.passed, "rows": [r.to_dict() for r in self.rows if not r.passed]}
+                "flipped": self.flipped, "passed": self.passed,
+                "rows": [r.to_dict() for r in self.rows if not r.passed]}
 
 
 @dataclass
@@ -260,6 +261,13 @@ class TrainingReport:
         return next((s for s in self.steps if not s.passed), None)
 
     @property
+    def parted_at(self) -> int | None:
+        """The first step at which a side's float32 took a ReLU input across 0 within round-off (compat.kink_replay):
+        from there each side trains along its own branches, judged against a float64 run that does too, and the
+        divergence between the sides is that chance, not the port."""
+        return next((s.step for s in self.steps if any(s.flipped.values())), None)
+
+    @property
     def torch_far_from(self) -> int | None:
         """The first step at which torch's own float32 is the side far from the float64 run (a row says so): from
         there the divergence measures torch's round-off, amplified by training, more than the port."""
@@ -272,6 +280,7 @@ class TrainingReport:
         first = self.first_failure
         return {"passed": self.passed, "steps_run": len(self.steps),
                 "first_failure": first.step if first else None, "torch_far_from": self.torch_far_from,
+                "parted_at": self.parted_at,
                 "pieces": self.pieces,
                 "setup": [r.to_dict() for r in self.setup], "loss": self.loss_curves(),
                 "divergence": [s.divergence for s in self.steps], "steps": [s.to_dict() for s in self.steps],
@@ -292,6 +301,9 @@ class TrainingReport:
                 mark = "" if s.passed else f"  <- {len([r for r in s.rows if not r.passed])} tensors out"
                 lines.append(f"  {s.step:>6} {s.loss[TORCH]:>14.7g} {s.loss[MINDSPORE]:>14.7g} "
                              f"{s.divergence:>11.3g}{mark}")
+        parted = self.parted_at
+        if parted is not None:
+            lines.append(f"  {TRAINING_PARTED.format(step=parted)}")
         far = self.torch_far_from
         if far is not None:
             lines.append(f"  from step {far}, torch's own float32 is the side far from the float64 run: there the "
@@ -504,6 +516,7 @@ def compare_training(
     atol: Tolerance = None,
     strict: bool = True,
     dropout: str = "replay",
+    kinks: bool = True,
     mappings=None,
 ) -> TrainingReport:
     """Train both models ``steps`` steps (default: one per batch; batches are reused in order when fewer) and judge
@@ -512,7 +525,8 @@ def compare_training(
     each ``mindspore_*`` is the port's own counterpart, built from mappings/training.yaml when not given.
     ``weights``: "torch" copies torch's weights into the MindSpore model first; "as-is" trains each model from the
     values it holds. ``strict``: a paired layer whose setting differs (BatchNorm momentum) fails before the first
-    step. TrainingError for a setup that cannot run; nothing is trained then."""
+    step. ``dropout``, ``kinks``: as compare()'s. TrainingError for a setup that cannot run; nothing is trained
+    then."""
     import torch
 
     from .weights import transfer_weights
@@ -580,14 +594,15 @@ def compare_training(
     fork = None                    # the float64 run along MindSpore's ReLU branches, from the step they parted
     for k in range(steps):
         inputs, target = split[k % len(split)]
-        tapes = Tapes(MaskTape() if dropout == "replay" else None, Branches())
+        tapes = Tapes.for_pair("pynative", dropout, kinks)
         losses, lrs = {}, {}
         with tapes.torch() as phase:
             losses[TORCH], lrs[TORCH] = sides[TORCH].step(inputs, target, phase)
         with tapes.mindspore() as phase:
             losses[MINDSPORE], lrs[MINDSPORE] = sides[MINDSPORE].step(inputs, target, phase)
         # a copy before the float64 run steps, where MindSpore's ReLUs went another way than torch's
-        candidate = fork or (_branch(twin, maps) if twin is not None and tapes.branches.parted() else None)
+        parted = tapes.branches is not None and tapes.branches.parted()
+        candidate = fork or (_branch(twin, maps) if twin is not None and parted else None)
         if twin is not None:
             with tapes.reference(TORCH) as phase:
                 losses[REFERENCE], lrs[REFERENCE] = twin.step(inputs, target, phase)
@@ -596,8 +611,7 @@ def compare_training(
             with tapes.reference(MINDSPORE) as phase:
                 along_mindspore.add("loss", "output", np.float64(candidate.step(inputs, target, phase)[0]))
             _twin_state(candidate.model, transfer, along_mindspore, kind_of)
-            # a copy that replayed nothing computed what the float64 run did: it goes on only where it parted
-            fork = candidate if fork is not None or tapes.branches.forgiven.get(MINDSPORE) else None
+            fork = candidate       # MindSpore went another way than the float64 run: the copy goes on along it
         else:
             along_mindspore = None
         why = _unlike_twin(k + 1, losses, lrs) if twin is not None else ""
@@ -624,7 +638,8 @@ def compare_training(
             rows += kink_row(tapes.branches)
         if lrs[MINDSPORE] is not None:
             rows.append(lr_row(k + 1, lrs[TORCH], lrs[MINDSPORE]))
-        out.append(TrainingStep(k + 1, losses, lrs, rows, _divergence(results[TORCH], results[MINDSPORE])))
+        flipped = {side: n for side, n in (tapes.branches.forgiven.items() if tapes.branches and twin else ()) if n}
+        out.append(TrainingStep(k + 1, losses, lrs, rows, _divergence(results[TORCH], results[MINDSPORE]), flipped))
 
     rule = "the round-off rule against a float64 run, step by step"
     if twin is not None:

@@ -32,6 +32,12 @@ CROSS_RTOL, CROSS_ATOL = 1e-4, 1e-5
 # ... passes").
 DEMO_RTOL, DEMO_ATOL = 1e-4, 1e-4
 
+# What compare_training's report, the demo and the HTML reports say from the step where a ReLU input within float32
+# round-off of 0 went across it on one side (compat/kink_replay.py; TrainingReport.parted_at)
+TRAINING_PARTED = ("from step {step}, a float32 ReLU input within round-off of 0 went across it on one side: each "
+                   "side trains along its own ReLU branches from there, judged against a float64 run that does "
+                   "too, and the divergence between them is that chance, not the port")
+
 
 def either(values) -> str:
     """'cpu, gpu or ascend': the values for a help text."""

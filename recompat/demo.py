@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
 
-from recompat.constants import DEMO_ATOL, DEMO_RTOL
+from recompat.constants import DEMO_ATOL, DEMO_RTOL, TRAINING_PARTED
 
 JUDGED = ("output", "input-grad", "param-grad", "buffer", "setting", "memory", "training")    # what must agree
 STATUSES = ("agree", "mismatch", "failed", "not-translated")
@@ -295,7 +295,7 @@ def _train(example, train, translated, settings: Settings) -> dict:
             "failed_steps": sum(not s.passed for s in report.steps), "verdict": report.meta["verdict"],
             "loss": report.loss_curves(), "divergence": [s.divergence for s in report.steps],
             "pieces": report.pieces, "setup": [r.message for r in report.setup if not r.passed],
-            "torch_far_from": report.torch_far_from,
+            "torch_far_from": report.torch_far_from, "parted_at": report.parted_at,
             "message": "; ".join(f"{r.name}: {r.message}" for r in (first.rows if first else ()) if not r.passed)}
 
 
@@ -575,6 +575,8 @@ def print_summary(doc: dict, page: Path, beside: Path, out: IO[str]) -> None:
             if r["status"] != "agree":
                 text = f"  {r['name']}: {r['reason']}"
                 print(text if len(text) <= 200 else text[:197] + "...", file=out)
+            elif (r.get("training") or {}).get("parted_at"):
+                print(f"  {r['name']}: {TRAINING_PARTED.format(step=r['training']['parted_at'])}", file=out)
             elif (r.get("training") or {}).get("torch_far_from"):
                 print(f"  {r['name']}: from training step {r['training']['torch_far_from']}, torch's own float32 "
                       "leaves the float64 run and MindSpore stays nearer it: the divergence is torch's", file=out)

@@ -27,6 +27,8 @@ import hashlib
 import math
 from pathlib import Path
 
+from recompat.constants import TRAINING_PARTED
+
 from ._io import ReportError, write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -366,7 +368,9 @@ def _training_line(t: dict | None) -> str:
     if not t:
         return ""
     where = f"; first out at step {t['first_failure']}" if t.get("first_failure") else ""
-    if t.get("torch_far_from"):
+    if t.get("parted_at"):
+        where += f"; {TRAINING_PARTED.format(step=t['parted_at'])}"
+    elif t.get("torch_far_from"):
         where += (f"; from step {t['torch_far_from']} torch's own float32 is the side far from the float64 run (the "
                   "divergence there is torch's round-off, amplified by training)")
     return (f"{t['steps']} training steps ({', '.join((t.get('pieces') or {}).values())}): "

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recompat.compat import kink_replay
 from recompat.compat.compare import compare
 from recompat.compat.training import compare_training
 
@@ -80,13 +79,6 @@ def kink(report):
     return rows[0] if rows else None
 
 
-@pytest.fixture
-def no_mindspore_branch(monkeypatch):
-    """compare() as it was before kink replay: MindSpore judged against the float64 run along torch's branches."""
-    monkeypatch.setattr(kink_replay.Branches, "needs_mindspore_run", lambda self: False)
-    monkeypatch.setattr(kink_replay.Branches, "parted", lambda self: False)
-
-
 def test_a_flip_at_the_kink_is_judged_along_its_own_branch():
     flipped = {}
     for ulps in WALK:
@@ -100,9 +92,9 @@ def test_a_flip_at_the_kink_is_judged_along_its_own_branch():
     assert any("torch's float32 took the other branch" in m for m in flipped.values()), flipped
 
 
-def test_without_the_replay_the_same_twins_false_alarm(no_mindspore_branch):
-    """The planted-bug check of the mechanism: drop MindSpore's branch and the walk fails where MindSpore flips."""
-    failed = [ulps for ulps in WALK if not compare(*twins(), [edge_input(ulps)], strict=False).passed]
+def test_without_the_replay_the_same_twins_false_alarm():
+    """The check of the mechanism: kinks=False (one float64 run) fails the walk where a side flips."""
+    failed = [ulps for ulps in WALK if not compare(*twins(), [edge_input(ulps)], strict=False, kinks=False).passed]
     assert failed, "no false alarm without kink replay: the walk no longer reaches the kink"
 
 
@@ -162,24 +154,28 @@ def test_torch_is_left_as_it_was():
     assert "relu" not in torch.Tensor.__dict__ and "relu_" not in torch.Tensor.__dict__
 
 
-def _train(ulps):
+def _train(ulps, kinks=True):
     import torch
 
     t, m = twins()
     batches = [(edge_input(ulps), np.zeros((4, 4, 8, 8), np.float32))] * 3
-    return compare_training(t, m, batches, loss=torch.nn.MSELoss(),
+    return compare_training(t, m, batches, loss=torch.nn.MSELoss(), kinks=kinks,
                             optimizer=torch.optim.SGD(t.parameters(), lr=0.1, momentum=0.9), strict=False)
 
 
-def test_training_goes_on_along_mindsporess_branch():
+def test_training_goes_on_along_mindspores_branch():
     """A flip at step 1 moves MindSpore's parameters along its own branch: a second float64 copy follows it."""
     reports = {ulps: _train(ulps) for ulps in (-2, 3)}
     flipped = reports[-2]
     assert flipped.passed, str(flipped)
     assert any(r.kind == "kink" and "MindSpore's float32 took the other branch" in r.message
                for r in flipped.steps[0].rows)
+    assert flipped.parted_at == 1 and flipped.steps[0].flipped == {"MindSpore": 1}
+    assert "from step 1, a float32 ReLU input within round-off of 0 went across it" in str(flipped)
+    assert flipped.to_dict()["parted_at"] == 1
     assert reports[3].passed and not any(r.kind == "kink" for s in reports[3].steps for r in s.rows)
+    assert reports[3].parted_at is None
 
 
-def test_training_without_the_fork_false_alarms(no_mindspore_branch):
-    assert not _train(-2).passed
+def test_training_without_the_fork_false_alarms():
+    assert not _train(-2, kinks=False).passed
