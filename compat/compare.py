@@ -96,7 +96,7 @@ import numpy as np
 
 from recompat.constants import MS_MODES, either
 
-from .kink_replay import MINDSPORE, TORCH
+from .kink_replay import MAX_POOL, MINDSPORE, RELU, TORCH
 from .tapes import Tapes
 from .memory import MEASURE, SavedTensors
 from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
@@ -681,31 +681,34 @@ def dropout_row(tape) -> list[CompareRow]:
                        within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]
 
 
+KINK_NOUNS = {RELU: ("ReLU input across 0", "ReLU inputs across 0"),
+              MAX_POOL: ("max-pool pick among near-equal values", "max-pool picks among near-equal values")}
+
+
 def kink_row(branches) -> list[CompareRow]:
-    """The ReLU decisions the two float32 runs took otherwise than float64 (compat.kink_replay): a row of kind
-    "kink" where any did, or where MindSpore's could not be replayed. It fails where MindSpore decided otherwise
-    beyond round-off of 0 (the input to that ReLU differs, or its threshold)."""
-    if branches is None or not (branches.torch or branches.mindspore):
+    """The decisions at kinks (a ReLU input's side of 0, a max-pool's pick) the two float32 runs took otherwise
+    than float64 (compat.kink_replay): a row of kind "kink" where any did, or where MindSpore's could not be
+    replayed. It fails where MindSpore decided otherwise beyond round-off (its input there differs, or the op)."""
+    if branches is None or not branches.calls():
         return []
     differ = {side: branches.differ.get(side, 0) for side in (TORCH, MINDSPORE)}
     unreplayed = [why for why in branches.unreplayed.values() if why]
     if not any(differ.values()) and not unreplayed:
         return []
-    calls = len(branches.torch)
-    parts = [f"{calls} ReLU call{'s' * (calls != 1)}"]
+    parts = [branches.calls()]
     for side in (TORCH, MINDSPORE):
-        forgiven = branches.forgiven.get(side, 0)
-        if forgiven:
-            parts.append(f"{side}'s float32 took the other branch on {forgiven} element{'s' * (forgiven != 1)} "
-                         f"within round-off of 0 (at most {branches.largest[side] / _EPS['float32']:.3g} float32 "
-                         f"ulps of its call's largest input): {side} is judged against a float64 run along its own "
-                         "branches")
+        took = [f"{n} {KINK_NOUNS[kind][n != 1]}" for kind, n in branches.forgiven.get(side, {}).items() if n]
+        if took:
+            parts.append(f"{side}'s float32 took the other branch at {' and '.join(took)} within round-off (at most "
+                         f"{branches.largest[side] / _EPS['float32']:.3g} float32 ulps of its call's largest input "
+                         f"from the kink): {side} is judged against a float64 run along its own branches")
     if branches.beyond:
-        parts.append("MindSpore decides otherwise than float64 beyond round-off of 0 at ReLU "
+        parts.append("MindSpore decides otherwise than float64 beyond round-off at "
                      + "; ".join(branches.beyond[:3]) + (" ..." if len(branches.beyond) > 3 else "")
-                     + ": its input to that ReLU differs from torch's, or its threshold does")
+                     + ": its input there differs from torch's, or the op does (a ReLU's threshold, a pooling "
+                       "window)")
     parts += unreplayed
-    return [CompareRow(name="ReLU branches", kind="kink", expected_shape=None, actual_shape=None,
+    return [CompareRow(name="kinks (ReLU, max-pool)", kind="kink", expected_shape=None, actual_shape=None,
                        expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
                        within=None, rtol=0.0, atol=0.0, passed=not branches.beyond, message="; ".join(parts))]
 

@@ -1,30 +1,34 @@
-"""ReLU decisions on float32's edge: how the round-off rule survives a kink.
+"""Decisions on float32's edge: how the round-off rule survives a kink (a ReLU, a max-pool).
 
 The round-off rule (compare.judge_by_reference) measures float32 round-off by torch's distance from a float64
-run. That holds while all three runs take the same branches. ReLU is a branch: an input within round-off of 0 may
-land on one side of 0 in one framework's float32 run and on the other in float64's, and then every gradient
-upstream of it moves by O(1) (measured: torchvision's resnet18 against mindcv's in training mode fails on half of
-the input seeds, one element of 400,000 at 4 ulps of its call's largest input decides it). That is chance, not a
-port bug, and no tolerance can tell it from one. So each side is judged against a float64 run that took that
-side's branches:
+run. That holds while all three runs take the same branches. A ReLU is a branch: an input within round-off of 0
+may land on one side of 0 in one framework's float32 run and on the other in float64's. So is a max-pool: two
+values of one window within round-off of each other may be ordered otherwise, and the gradient goes to the other
+element. Either way every gradient upstream moves by O(1) (measured: torchvision's resnet18 against mindcv's fails
+on 5 of 8 input seeds in training mode, one ReLU input of 400,000 at 4 ulps of its call's largest decides it; one
+stem max-pool window whose two largest values are 2 ulps apart fails another). That is chance, not a port bug, and
+no tolerance can tell it from one. So each side is judged against a float64 run that took that side's branches:
 
 * **Both float32 runs record.** torch's ReLU inputs (``torch.relu``, ``torch.relu_``, ``F.relu``, ``F.relu_``,
-  ``Tensor.relu``/``relu_``: what ``nn.ReLU`` calls) and MindSpore's ReLU decisions (the ReLU primitive, which
-  ``nn.ReLU``, ``ops.relu`` and mint's relu run), forward calls in order; a recomputation in backward takes the
-  forward's decision again and is not recorded.
-* **The float64 run replays, only on the edge.** At forward call n, an element whose float64 decision differs
-  from the side's takes the side's decision only where its float64 input is within the round-off rule's own
-  allowance of 0 (``band``: ROUNDOFF_FACTOR times torch float32's largest distance from float64 at that call, plus
-  FLOOR_ULPS ulps of the call's largest input). The reference along torch's branches measures the bands; a second
-  float64 run along MindSpore's is made only where MindSpore decided otherwise than the first. torch is judged
-  against the first, MindSpore against the second.
-* **A decision far from 0 is never excused.** An element MindSpore decides otherwise beyond the band keeps
-  float64's decision, and the ``kink`` row fails naming the first such call: the port's input to that ReLU
-  differs, or its threshold does.
+  ``Tensor.relu``/``relu_``: what ``nn.ReLU`` calls) and its 2-d max-pools' inputs and picks (``F.max_pool2d``,
+  what ``nn.MaxPool2d`` calls); MindSpore's ReLU decisions (the ReLU primitive, which ``nn.ReLU``, ``ops.relu``
+  and mint's relu run) and max-pool picks (``MaxPool3DWithArgmax``, which ``nn.MaxPool2d(pad_mode="pad")`` runs).
+  Forward calls in order; a recomputation in backward takes its forward call's decision again.
+* **The float64 run replays, only on the edge.** At forward call n, a decision of float64's that differs from the
+  side's takes the side's only where the side's is within the round-off rule's own allowance of the kink
+  (``band``: ROUNDOFF_FACTOR times torch float32's largest distance from float64 at that call's input, plus
+  FLOOR_ULPS ulps of its largest value): a ReLU input that near 0, a picked value that near its window's max. The
+  run along torch's branches measures the bands; a second float64 run along MindSpore's is made only where
+  MindSpore decided otherwise than the first within them. torch is judged against the first, MindSpore against
+  the second.
+* **A decision far from the kink is never excused.** One MindSpore takes otherwise beyond the band keeps
+  float64's, and the ``kink`` row fails naming the first such call: the port's input there differs, or its op
+  does (a ReLU's threshold, a pooling window).
 
-MindSpore's decisions are replayed all or nothing: when its forward calls the ReLU primitive another number of
-times than torch's, or on other shapes (a ReLU spelled ``ops.maximum(x, 0)``, an in-place relu, a ReLU6), none
-is, and the row says why. GRAPH mode compiles the primitive away: nothing to record there.
+MindSpore's decisions of a kind are replayed all or nothing: when its forward runs the primitive another number
+of times than torch's, or on other shapes (a ReLU spelled ``ops.maximum(x, 0)``, an in-place relu, a ReLU6; a
+max-pool with pad_mode "same" or "valid", which runs ``ops.MaxPool`` and gives no argmax), none is, and the row
+says why. GRAPH mode compiles the primitives away: nothing to record there.
 """
 from __future__ import annotations
 
@@ -36,42 +40,66 @@ import numpy as np
 from .dropout_replay import Phase, _digest
 
 TORCH, MINDSPORE = "torch", "MindSpore"
+RELU, MAX_POOL = "ReLU", "max-pool"
+KINDS = (RELU, MAX_POOL)
+# what a decision's gap is measured from, and how one side may call an op without the recorded primitive
+_FROM = {RELU: "0", MAX_POOL: "its window's max"}
+_ELSEWISE = {RELU: "a ReLU spelled otherwise on one side: ops.maximum, an in-place relu, ReLU6",
+             MAX_POOL: "a max-pool MindSpore runs without its argmax: pad_mode 'same' or 'valid', mint's max_pool2d"}
+
+
+def _per_kind(make):
+    return field(default_factory=lambda: {kind: make() for kind in KINDS})
 
 
 @dataclass
 class Branches:
-    """What each side's ReLUs decided, one array per forward call, and what the float64 runs made of it."""
+    """What each side decided at its kinks, per kind (ReLU signs, max-pool picks), one array per forward call, and
+    what the float64 runs made of it."""
 
-    torch: list[np.ndarray] = field(default_factory=list)      # torch float32's ReLU inputs
-    mindspore: list[np.ndarray] = field(default_factory=list)  # MindSpore's decisions (input > 0)
-    bands: list[float] = field(default_factory=list)          # per call: how near 0 round-off may flip an input
+    torch: dict[str, list[tuple[np.ndarray, np.ndarray]]] = _per_kind(list)  # (float32 input, decision) per call
+    mindspore: dict[str, list[np.ndarray]] = _per_kind(list)                 # MindSpore's decisions per call
+    bands: dict[str, list[float]] = _per_kind(list)      # per call: how far round-off may move a decision's gap
     edge: int = 0     # MindSpore's decisions that differ from the float64 run along torch's within the band
-    differ: dict[str, int] = field(default_factory=dict)       # side -> elements decided otherwise than float64
-    forgiven: dict[str, int] = field(default_factory=dict)     # side -> of those, replayed (within the band)
-    largest: dict[str, float] = field(default_factory=dict)    # side -> largest replayed |x| / the call's max |x|
+    differ: dict[str, int] = field(default_factory=dict)       # side -> decisions other than float64's
+    forgiven: dict[str, dict[str, int]] = field(default_factory=dict)   # side -> kind -> replayed (in the band)
+    largest: dict[str, float] = field(default_factory=dict)    # side -> largest replayed gap / the call's max |x|
     beyond: list[str] = field(default_factory=list)            # MindSpore's calls that differ beyond the band
-    unreplayed: dict[str, str] = field(default_factory=dict)   # side -> why its decisions were not replayed
+    unreplayed: dict[str, str] = field(default_factory=dict)   # "side kind" -> why its decisions were not replayed
 
-    def mindspore_aligned(self) -> str:
-        """Why MindSpore's decisions cannot be replayed on the torch model's calls ("" when they can)."""
-        t, m = [x.shape for x in self.torch], [d.shape for d in self.mindspore]
+    def calls(self) -> str:
+        """'17 ReLU calls, 1 max-pool call' (torch's forward)."""
+        counts = [(len(self.torch[kind]), kind) for kind in KINDS if self.torch[kind] or self.mindspore[kind]]
+        return ", ".join(f"{n} {kind} call{'s' * (n != 1)}" for n, kind in counts)
+
+    def mindspore_aligned(self, kind: str) -> str:
+        """Why MindSpore's decisions of this kind cannot be replayed on the torch model's calls ("" when they
+        can)."""
+        t, m = [x.shape for x, _ in self.torch[kind]], [d.shape for d in self.mindspore[kind]]
         if len(t) != len(m):
-            return (f"MindSpore's forward ran the ReLU primitive {len(m)} time{'s' * (len(m) != 1)}, torch's ran "
-                    f"ReLU {len(t)} time{'s' * (len(t) != 1)} (a ReLU spelled otherwise on one side: "
-                    "ops.maximum, an in-place relu, ReLU6)")
-        for n, (a, b) in enumerate(zip(t, m)):
-            if a != b:
-                return f"ReLU call {n + 1} is on {b} in MindSpore, on {a} in torch: the ReLUs are in another order"
+            return (f"MindSpore's forward ran the {kind} primitive {len(m)} time{'s' * (len(m) != 1)}, torch's ran "
+                    f"{kind} {len(t)} time{'s' * (len(t) != 1)} ({_ELSEWISE[kind]})")
+        for n, ((_, a), b) in enumerate(zip(self.torch[kind], self.mindspore[kind])):
+            if a.shape != b.shape:
+                return f"{kind} call {n + 1} gives {b.shape} in MindSpore, {a.shape} in torch: another order"
         return ""
 
+    def aligned(self, kind: str) -> bool:
+        return not self.unreplayed.get(f"{MINDSPORE} {kind}")
+
     def parted(self) -> bool:
-        """Whether MindSpore's ReLUs decided otherwise than torch's float32 anywhere (before any float64 run)."""
-        return not self.mindspore_aligned() and any(not np.array_equal(t > 0, m)
-                                                    for t, m in zip(self.torch, self.mindspore))
+        """Whether MindSpore decided otherwise than torch's float32 anywhere (before any float64 run)."""
+        return any(not self.mindspore_aligned(kind) and any(not np.array_equal(d, m) for (_, d), m
+                                                            in zip(self.torch[kind], self.mindspore[kind]))
+                   for kind in KINDS)
+
+    def flipped(self, side: str) -> int:
+        """How many of ``side``'s decisions the float64 run along its branches took from it."""
+        return sum(self.forgiven.get(side, {}).values())
 
     def needs_mindspore_run(self) -> bool:
-        """Whether MindSpore decided otherwise than the float64 run along torch's within round-off of 0 (known
-        after that run): then a float64 run along MindSpore's branches is what MindSpore is judged against."""
+        """Whether MindSpore decided otherwise than the float64 run along torch's within round-off (known after
+        that run): then a float64 run along MindSpore's branches is what MindSpore is judged against."""
         return self.edge > 0
 
 
@@ -92,31 +120,54 @@ def _patched(owner, names: dict[str, object]):
                 setattr(owner, name, function)
 
 
-def _torch_relus(decide):
-    """torch's ReLU entry points, each calling ``decide(x, original, inplace, args, kwargs)`` once per ReLU (the
-    nested call F.relu makes to torch.relu is not counted again)."""
+def _numpy(t) -> np.ndarray:
+    return t.detach().cpu().numpy()
+
+
+def _torch_kinks(relu, max_pool):
+    """torch's entry points to its kinks, patched: ``relu(x, original, inplace, args, kwargs)`` once per ReLU (the
+    call F.relu makes to torch.relu is not counted again), ``max_pool(x, args, kwargs, return_indices)`` once per
+    2-d max-pool (``max_pool2d_with_indices(x, *args, **kwargs)`` computes it)."""
     import torch
     import torch.nn.functional as F
 
     busy = [False]
 
-    def wrap(original, inplace):
-        def relu(x, *args, **kwargs):
+    def once(function):
+        def call(x, *args, **kwargs):
             if busy[0] or not isinstance(x, torch.Tensor):
-                return original(x, *args, **kwargs)
+                return function.original(x, *args, **kwargs)
             busy[0] = True
             try:
-                flag = inplace if inplace is not None else bool(kwargs.get("inplace", args[0] if args else False))
-                return decide(x, original, flag, args, kwargs)
+                return function(x, *args, **kwargs)
             finally:
                 busy[0] = False
-        return relu
+        return call
+
+    def relu_entry(original, inplace):
+        def entry(x, *args, **kwargs):
+            flag = inplace if inplace is not None else bool(kwargs.get("inplace", args[0] if args else False))
+            return relu(x, original, flag, args, kwargs)
+        entry.original = original
+        return once(entry)
+
+    def pool_entry(x, *args, return_indices=False, **kwargs):
+        if len(args) > 5:                      # return_indices given by position
+            args, return_indices = args[:5] + args[6:], args[5]
+        return max_pool(x, args, kwargs, bool(return_indices))
+    pool_entry.original = F.max_pool2d
 
     return [
-        (F, {"relu": wrap(F.relu, None), "relu_": wrap(F.relu_, True)}),
-        (torch, {"relu": wrap(torch.relu, False), "relu_": wrap(torch.relu_, True)}),
-        (torch.Tensor, {"relu": wrap(torch.Tensor.relu, False), "relu_": wrap(torch.Tensor.relu_, True)}),
+        (F, {"relu": relu_entry(F.relu, None), "relu_": relu_entry(F.relu_, True), "max_pool2d": once(pool_entry)}),
+        (torch, {"relu": relu_entry(torch.relu, False), "relu_": relu_entry(torch.relu_, True)}),
+        (torch.Tensor, {"relu": relu_entry(torch.Tensor.relu, False), "relu_": relu_entry(torch.Tensor.relu_, True)}),
     ]
+
+
+def _pool_with_indices(x, args, kwargs):
+    import torch.nn.functional as F
+
+    return F.max_pool2d_with_indices(x, *args, **{**kwargs, "return_indices": True})
 
 
 @contextlib.contextmanager
@@ -129,39 +180,59 @@ def _patching(patches):
 
 @contextlib.contextmanager
 def recording_torch(branches: Branches):
-    """torch's float32 run: each forward ReLU's input kept. Yields the run's phase."""
+    """torch's float32 run: each forward ReLU's and max-pool's input and decision kept. Yields the run's phase."""
     phase = Phase()
 
-    def decide(x, original, inplace, args, kwargs):
+    def relu(x, original, inplace, args, kwargs):
         if phase.forward:
-            branches.torch.append(x.detach().cpu().numpy().astype(np.float32, copy=True))
+            x32 = _numpy(x).astype(np.float32, copy=True)
+            branches.torch[RELU].append((x32, x32 > 0))
         return original(x, *args, **kwargs)
 
-    with _patching(_torch_relus(decide)):
+    def max_pool(x, args, kwargs, return_indices):
+        out, picks = _pool_with_indices(x, args, kwargs)
+        if phase.forward:
+            branches.torch[MAX_POOL].append((_numpy(x).astype(np.float32), _numpy(picks)))
+        return (out, picks) if return_indices else out
+
+    with _patching(_torch_kinks(relu, max_pool)):
         yield phase
 
 
 @contextlib.contextmanager
 def recording_mindspore(branches: Branches):
-    """A MindSpore PyNative run: each forward call of the ReLU primitive's decisions kept. Yields the phase."""
+    """A MindSpore PyNative run: the ReLU primitive's decisions and MaxPool3DWithArgmax's picks (what
+    nn.MaxPool2d with pad_mode="pad" runs, on an axis of 1 inserted) in each forward call. Yields the phase."""
     from mindspore.ops.auto_generate import gen_ops_prim
+    from mindspore.ops.operations import nn_ops
 
     phase = Phase()
-    original = gen_ops_prim.ReLU.__call__
+    relu_call, pool_call = gen_ops_prim.ReLU.__call__, nn_ops.MaxPool3DWithArgmax.__call__
 
-    def call(prim, x, *args, **kwargs):
+    def relu(prim, x, *args, **kwargs):
         if phase.forward and not args and not kwargs:
-            branches.mindspore.append(x.asnumpy() > 0)
-        return original(prim, x, *args, **kwargs)
+            branches.mindspore[RELU].append(x.asnumpy() > 0)
+        return relu_call(prim, x, *args, **kwargs)
 
-    with _patched(gen_ops_prim.ReLU, {"__call__": call}):
+    def max_pool(prim, x, *args, **kwargs):
+        out = pool_call(prim, x, *args, **kwargs)
+        if phase.forward and isinstance(out, tuple) and len(out) == 2:
+            picks = out[1].asnumpy()
+            branches.mindspore[MAX_POOL].append(picks[:, :, 0] if picks.ndim == 5 and picks.shape[2] == 1
+                                                else picks)
+        return out
+
+    with _patched(gen_ops_prim.ReLU, {"__call__": relu}), \
+            _patched(nn_ops.MaxPool3DWithArgmax, {"__call__": max_pool}):
         yield phase
-    branches.unreplayed[MINDSPORE] = branches.mindspore_aligned()
+    for kind in KINDS:
+        branches.unreplayed[f"{MINDSPORE} {kind}"] = branches.mindspore_aligned(kind)
 
 
 def band(x32: np.ndarray, x64: np.ndarray) -> float:
-    """How near 0 float32 round-off may put an input of this call on the other side: the round-off rule's allowance
-    (compare.judge_by_reference) for it, torch float32's own distance from float64 being the measure."""
+    """How far float32 round-off may move a decision's gap at this call (an input from 0, a max from the runner-up):
+    the round-off rule's allowance (compare.judge_by_reference) for the call's input, torch float32's own distance
+    from float64 being the measure."""
     from .compare import _EPS, FLOOR_ULPS, ROUNDOFF_FACTOR
 
     scale = float(np.abs(x64).max(initial=0.0))
@@ -169,81 +240,112 @@ def band(x32: np.ndarray, x64: np.ndarray) -> float:
         + FLOOR_ULPS * _EPS["float32"] * scale
 
 
-def _against_mindspore(branches: Branches, n: int, x64: np.ndarray, chosen: np.ndarray, edge: np.ndarray) -> None:
-    """Along torch's branches, call n: where MindSpore's decision differs, within the band (a second float64 run
-    follows it) or beyond (the port's input or threshold differs there)."""
-    differ = branches.mindspore[n] != chosen
-    branches.differ[MINDSPORE] += int(differ.sum())
-    branches.edge += int((differ & edge).sum())
-    _far(branches, n, x64, differ & ~edge)
+def _pick(x64: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """The input values a max-pool's picks (flat indices over each channel's plane) point at."""
+    flat = x64.reshape(*x64.shape[:2], -1)
+    return np.take_along_axis(flat, picks.reshape(*picks.shape[:2], -1), axis=2).reshape(picks.shape)
 
 
-def _far(branches: Branches, n: int, x64: np.ndarray, far: np.ndarray) -> None:
-    if far.any():
-        count = int(far.sum())
-        branches.beyond.append(f"call {n + 1} (shape {x64.shape}): {count} element{'s' * (count != 1)} up to "
-                               f"|x| = {float(np.abs(x64[far]).max()):.3g}, where round-off reaches "
-                               f"{branches.bands[n]:.3g}")
+class _Choices:
+    """The float64 run's decisions at its kinks: its own, or the side's where they differ within the band."""
+
+    def __init__(self, branches: Branches, side: str):
+        self.branches, self.side = branches, side
+        self.calls = dict.fromkeys(KINDS, 0)
+        b = branches
+        b.differ[side] = 0
+        b.forgiven[side] = dict.fromkeys(KINDS, 0)
+        b.largest[side] = 0.0
+        b.beyond.clear()             # along MindSpore's, where it went: it replaces what the first run saw
+        if side == TORCH:
+            for kind in KINDS:
+                b.bands[kind].clear()
+            b.differ[MINDSPORE] = b.edge = 0
+
+    def choose(self, kind: str, x64: np.ndarray, own: np.ndarray, gap) -> np.ndarray | None:
+        """Forward call n of this kind: the decisions to use (None: the run's own). ``gap(decisions)``: how far
+        each decision is from the kink (|x| for a ReLU, the window's max less the picked value for a max-pool)."""
+        b, side = self.branches, self.side
+        n = self.calls[kind]
+        self.calls[kind] += 1
+        recorded = b.torch[kind] if side == TORCH else b.mindspore[kind]
+        key = f"{side} {kind}"
+        if n >= len(recorded) or (recorded[n][1] if side == TORCH else recorded[n]).shape != own.shape:
+            if not b.unreplayed.get(key):
+                b.unreplayed[key] = (f"the float64 copy's {kind} call {n + 1} is not {side}'s (another count or "
+                                     f"shape): {side}'s {kind} decisions not replayed from there on")
+            return None
+        if side == TORCH:
+            b.bands[kind].append(band(recorded[n][0], x64))
+        theirs = recorded[n][1] if side == TORCH else recorded[n]
+        limit, scale = b.bands[kind][n], float(np.abs(x64).max(initial=0.0)) or 1.0
+        differ = own != theirs
+        forgiven = differ & (gap(theirs) <= limit)
+        b.differ[side] += int(differ.sum())
+        b.forgiven[side][kind] += int(forgiven.sum())
+        if forgiven.any():
+            b.largest[side] = max(b.largest[side], float(gap(theirs)[forgiven].max()) / scale)
+        chosen = np.where(forgiven, theirs, own)
+        if side == TORCH and b.aligned(kind) and n < len(b.mindspore[kind]):
+            mine = b.mindspore[kind][n]
+            parted = mine != chosen
+            near = gap(mine) <= limit
+            b.differ[MINDSPORE] += int(parted.sum())
+            b.edge += int((parted & near).sum())
+            self._far(kind, n, parted & ~near, gap(mine), limit)
+        elif side != TORCH:
+            self._far(kind, n, differ & ~(gap(theirs) <= limit), gap(theirs), limit)
+        return chosen if forgiven.any() else None
+
+    def _far(self, kind, n, far, gaps, limit) -> None:
+        if far.any():
+            count = int(far.sum())
+            self.branches.beyond.append(
+                f"{kind} call {n + 1} (shape {far.shape}): {count} decision{'s' * (count != 1)} up to "
+                f"{float(gaps[far].max()):.3g} from {_FROM[kind]}, where round-off reaches {limit:.3g}")
 
 
 @contextlib.contextmanager
 def replaying_torch(branches: Branches, side: str = TORCH):
-    """A float64 torch run that takes ``side``'s decision where its own differs within the band of 0. Along torch's
+    """A float64 torch run that takes ``side``'s decision where its own differs within the band. Along torch's
     branches it measures each call's band and where MindSpore's decisions differ from its own (within the band:
-    ``edge``; beyond: ``beyond``); along MindSpore's it uses the bands. Yields the run's phase."""
+    ``edge``; beyond: ``beyond``); along MindSpore's it uses the bands. A recomputation in backward takes its
+    forward call's decisions (matched by input). Yields the run's phase."""
     import torch
 
     phase = Phase()
-    decided: dict[str, object] = {}        # forward input -> the mask used (None: float64's own decisions)
-    calls = [0]
-    branches.differ[side] = branches.forgiven[side] = 0
-    branches.largest[side] = 0.0
-    branches.beyond.clear()       # along MindSpore's, where it went: it replaces what the first run saw
-    if side == TORCH:
-        branches.bands.clear()
-        branches.differ[MINDSPORE] = branches.edge = 0
-    recorded = branches.torch if side == TORCH else branches.mindspore
+    choices = _Choices(branches, side)
+    decided: dict[tuple[str, str], object] = {}     # (kind, forward input) -> the decisions used (None: own)
 
-    def mask_for(x64: np.ndarray):
-        n = calls[0]
-        calls[0] += 1
-        if n >= len(recorded) or recorded[n].shape != x64.shape:
-            if not branches.unreplayed.get(side):
-                branches.unreplayed[side] = (f"the float64 copy's ReLU call {n + 1} is not {side}'s (another "
-                                             f"count or shape): {side}'s decisions not replayed from there on")
-            return None
-        if side == TORCH:
-            branches.bands.append(band(recorded[n], x64))
-        theirs = recorded[n] > 0 if side == TORCH else recorded[n]
-        own, edge = x64 > 0, np.abs(x64) <= branches.bands[n]
-        differ = own != theirs
-        forgiven = differ & edge
-        branches.differ[side] += int(differ.sum())
-        branches.forgiven[side] += int(forgiven.sum())
-        if forgiven.any():
-            scale = float(np.abs(x64).max())
-            branches.largest[side] = max(branches.largest[side], float(np.abs(x64[forgiven]).max()) / scale)
-        chosen = np.where(forgiven, theirs, own)
-        if side == TORCH and not branches.unreplayed.get(MINDSPORE) and n < len(branches.mindspore):
-            _against_mindspore(branches, n, x64, chosen, edge)
-        elif side != TORCH:
-            _far(branches, n, x64, differ & ~edge)
-        return chosen if forgiven.any() else None
-
-    def decide(x, original, inplace, args, kwargs):
-        x64 = x.detach().cpu().numpy()
+    def chosen(kind, x64, own, gap):
+        key = (kind, _digest(x64))
         if phase.forward:
-            mask = decided[_digest(x64)] = mask_for(x64)
-        else:                                   # a recomputation: what the forward decided on this input
-            mask = decided.get(_digest(x64))
-        if mask is None:
+            decided[key] = choices.choose(kind, x64, own, gap)
+        return decided.get(key)
+
+    def relu(x, original, inplace, args, kwargs):
+        x64 = _numpy(x)
+        keep = chosen(RELU, x64, x64 > 0, lambda _: np.abs(x64))
+        if keep is None:
             return original(x, *args, **kwargs)
-        keep = torch.from_numpy(mask).to(x.device)
+        keep = torch.from_numpy(keep).to(x.device)
         return x.masked_fill_(~keep, 0.0) if inplace else torch.where(keep, x, torch.zeros((), dtype=x.dtype,
                                                                                            device=x.device))
 
-    with _patching(_torch_relus(decide)):
+    def max_pool(x, args, kwargs, return_indices):
+        out, picks = _pool_with_indices(x, args, kwargs)
+        x64, top = _numpy(x), _numpy(out)
+        replayed = chosen(MAX_POOL, x64, _numpy(picks), lambda p: top - _pick(x64, p))
+        if replayed is not None:
+            picks = torch.from_numpy(replayed).to(x.device)
+            out = x.flatten(2).gather(2, picks.flatten(2)).view_as(out)
+        return (out, picks) if return_indices else out
+
+    with _patching(_torch_kinks(relu, max_pool)):
         yield phase
-    if not branches.unreplayed.get(side) and calls[0] != len(recorded):
-        branches.unreplayed[side] = (f"the float64 copy ran ReLU {calls[0]} times, {side} {len(recorded)}: "
-                                     f"{side}'s decisions not replayed")
+    for kind in KINDS:
+        recorded = branches.torch[kind] if side == TORCH else branches.mindspore[kind]
+        key = f"{side} {kind}"
+        if not branches.unreplayed.get(key) and choices.calls[kind] != len(recorded):
+            branches.unreplayed[key] = (f"the float64 copy ran {kind} {choices.calls[kind]} times, {side} "
+                                        f"{len(recorded)}: {side}'s {kind} decisions not replayed")

@@ -460,7 +460,9 @@ def _state(side, transfer, result: RunResult, kind_of: dict[str, str]) -> None:
 
 
 def _twin_state(twin, transfer, result: RunResult, kind_of: dict[str, str]) -> None:
-    tensors = {**dict(twin.named_parameters()), **dict(twin.named_buffers())}
+    # every name a tensor has: a module held under two names (tied weights) is paired under either
+    tensors = {**dict(twin.named_parameters(remove_duplicate=False)),
+               **dict(twin.named_buffers(remove_duplicate=False))}
     for pair in transfer.pairs:
         t = tensors.get(pair.torch_name)
         if t is not None:
@@ -638,7 +640,8 @@ def compare_training(
             rows += kink_row(tapes.branches)
         if lrs[MINDSPORE] is not None:
             rows.append(lr_row(k + 1, lrs[TORCH], lrs[MINDSPORE]))
-        flipped = {side: n for side, n in (tapes.branches.forgiven.items() if tapes.branches and twin else ()) if n}
+        flipped = {side: tapes.branches.flipped(side) for side in (TORCH, MINDSPORE)
+                   if tapes.branches is not None and twin is not None and tapes.branches.flipped(side)}
         out.append(TrainingStep(k + 1, losses, lrs, rows, _divergence(results[TORCH], results[MINDSPORE]), flipped))
 
     rule = "the round-off rule against a float64 run, step by step"
