@@ -692,7 +692,8 @@ def kink_row(branches) -> list[CompareRow]:
     if branches is None or not branches.calls():
         return []
     differ = {side: branches.differ.get(side, 0) for side in (TORCH, MINDSPORE)}
-    unreplayed = [why for why in branches.unreplayed.values() if why]
+    unreplayed = list(dict.fromkeys(why for why in (*branches.unreplayed.values(), *branches.unreadable.values())
+                                    if why))
     if not any(differ.values()) and not unreplayed:
         return []
     parts = [branches.calls()]
@@ -920,16 +921,21 @@ def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto"
                    device: str = "cpu", grad_inputs=None) -> tuple[RunResult | None, RunResult | None, str]:
     """The float64 reference runs, after both float32 runs recorded into ``tapes``: (the run along torch's ReLU
     branches, the run along MindSpore's where they differ near 0 or None, why there is no reference)."""
-    import copy
-
-    spare = copy.deepcopy(twin) if twin is not None and tapes.branches is not None else None  # before a step
+    # a run changes the copy's buffers only (BatchNorm statistics; run_torch clears the gradients): kept to restore
+    buffers = ({name: b.detach().clone() for name, b in twin.named_buffers()}
+               if twin is not None and tapes.branches is not None else {})
     with tapes.reference(TORCH) as phase:
         ref, no_run = run_reference(twin, inputs, reference=reference, seed=seed, device=device,
                                     grad_inputs=grad_inputs, forward_context=forward_context(None, phase))
     ref_actual = None
     if ref is not None and tapes.needs_mindspore_reference():
+        import torch
+
+        with torch.no_grad():
+            for name, b in twin.named_buffers():
+                b.copy_(buffers[name])
         with tapes.reference(MINDSPORE) as phase:
-            ref_actual, _ = run_reference(spare, inputs, reference=reference, seed=seed, device=device,
+            ref_actual, _ = run_reference(twin, inputs, reference=reference, seed=seed, device=device,
                                           grad_inputs=grad_inputs, forward_context=forward_context(None, phase))
     return ref, ref_actual, no_run
 

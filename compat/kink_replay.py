@@ -66,6 +66,7 @@ class Branches:
     largest: dict[str, float] = field(default_factory=dict)    # side -> largest replayed gap / the call's max |x|
     beyond: list[str] = field(default_factory=list)            # MindSpore's calls that differ beyond the band
     unreplayed: dict[str, str] = field(default_factory=dict)   # "side kind" -> why its decisions were not replayed
+    unreadable: dict[str, str] = field(default_factory=dict)   # kind -> why torch's float32 run could not record it
 
     def calls(self) -> str:
         """'17 ReLU calls, 1 max-pool call' (torch's forward)."""
@@ -74,23 +75,30 @@ class Branches:
 
     def mindspore_aligned(self, kind: str) -> str:
         """Why MindSpore's decisions of this kind cannot be replayed on the torch model's calls ("" when they
-        can)."""
-        t, m = [x.shape for x, _ in self.torch[kind]], [d.shape for d in self.mindspore[kind]]
+        can): another count, another shape, or another order (a call whose decisions agree better with another
+        of torch's calls of the same shape than with its own: the sides run them in another order)."""
+        if self.unreadable.get(kind):
+            return self.unreadable[kind]
+        t, m = [d for _, d in self.torch[kind]], self.mindspore[kind]
         if len(t) != len(m):
             return (f"MindSpore's forward ran the {kind} primitive {len(m)} time{'s' * (len(m) != 1)}, torch's ran "
                     f"{kind} {len(t)} time{'s' * (len(t) != 1)} ({_ELSEWISE[kind]})")
-        for n, ((_, a), b) in enumerate(zip(self.torch[kind], self.mindspore[kind])):
+        for n, (a, b) in enumerate(zip(t, m)):
             if a.shape != b.shape:
                 return f"{kind} call {n + 1} gives {b.shape} in MindSpore, {a.shape} in torch: another order"
+            own = int((a == b).sum())
+            if any(other.shape == b.shape and int((other == b).sum()) > own for other in t):
+                return (f"MindSpore's {kind} call {n + 1} decides more alike another of torch's calls than torch's "
+                        f"call {n + 1}: the sides run their {kind}s in another order")
         return ""
 
     def aligned(self, kind: str) -> bool:
-        return not self.unreplayed.get(f"{MINDSPORE} {kind}")
+        return not self.unreplayed.get(f"{MINDSPORE} {kind}") and not self.unreadable.get(kind)
 
     def parted(self) -> bool:
         """Whether MindSpore decided otherwise than torch's float32 anywhere (before any float64 run)."""
-        return any(not self.mindspore_aligned(kind) and any(not np.array_equal(d, m) for (_, d), m
-                                                            in zip(self.torch[kind], self.mindspore[kind]))
+        return any(self.aligned(kind) and any(not np.array_equal(d, m) for (_, d), m
+                                              in zip(self.torch[kind], self.mindspore[kind]))
                    for kind in KINDS)
 
     def flipped(self, side: str) -> int:
@@ -120,8 +128,21 @@ def _patched(owner, names: dict[str, object]):
                 setattr(owner, name, function)
 
 
+class _Unreadable(Exception):
+    """A tensor whose values cannot be read here (no storage under torch.func, a fake tensor): not recorded."""
+
+
 def _numpy(t) -> np.ndarray:
-    return t.detach().cpu().numpy()
+    """A tensor's values; a dtype NumPy lacks (bfloat16) as float32, which holds it exactly."""
+    import torch
+
+    t = t.detach()
+    if t.dtype in (torch.bfloat16,) or (t.dtype.is_floating_point and t.element_size() < 2):
+        t = t.float()
+    try:
+        return t.cpu().numpy()
+    except (RuntimeError, TypeError) as err:
+        raise _Unreadable(f"{type(err).__name__}: {err}") from err
 
 
 def _torch_kinks(relu, max_pool):
@@ -134,7 +155,10 @@ def _torch_kinks(relu, max_pool):
     busy = [False]
 
     def once(function):
-        def call(x, *args, **kwargs):
+        def call(*args, **kwargs):
+            if not args and "input" not in kwargs:
+                return function.original(*args, **kwargs)
+            x, args = (args[0], args[1:]) if args else (kwargs.pop("input"), args)
             if busy[0] or not isinstance(x, torch.Tensor):
                 return function.original(x, *args, **kwargs)
             busy[0] = True
@@ -183,16 +207,27 @@ def recording_torch(branches: Branches):
     """torch's float32 run: each forward ReLU's and max-pool's input and decision kept. Yields the run's phase."""
     phase = Phase()
 
+    def keep(kind, read):
+        if phase.forward and not branches.unreadable.get(kind):
+            try:
+                branches.torch[kind].append(read())
+            except _Unreadable as err:
+                branches.unreadable[kind] = f"torch's {kind} inputs could not be read ({err}): not replayed"
+
     def relu(x, original, inplace, args, kwargs):
-        if phase.forward:
+        def read():
             x32 = _numpy(x).astype(np.float32, copy=True)
-            branches.torch[RELU].append((x32, x32 > 0))
+            return x32, x32 > 0
+        keep(RELU, read)
         return original(x, *args, **kwargs)
 
     def max_pool(x, args, kwargs, return_indices):
         out, picks = _pool_with_indices(x, args, kwargs)
-        if phase.forward:
-            branches.torch[MAX_POOL].append((_numpy(x).astype(np.float32), _numpy(picks)))
+        if x.dim() == 4:
+            keep(MAX_POOL, lambda: (_numpy(x).astype(np.float32), _numpy(picks)))
+        elif phase.forward:
+            branches.unreadable[MAX_POOL] = (f"a max-pool on a {x.dim()}-d input (not N, C, H, W): the max-pool "
+                                             "picks are not replayed")
         return (out, picks) if return_indices else out
 
     with _patching(_torch_kinks(relu, max_pool)):
@@ -229,15 +264,18 @@ def recording_mindspore(branches: Branches):
         branches.unreplayed[f"{MINDSPORE} {kind}"] = branches.mindspore_aligned(kind)
 
 
-def band(x32: np.ndarray, x64: np.ndarray) -> float:
-    """How far float32 round-off may move a decision's gap at this call (an input from 0, a max from the runner-up):
-    the round-off rule's allowance (compare.judge_by_reference) for the call's input, torch float32's own distance
-    from float64 being the measure."""
+def band(x32: np.ndarray, x64: np.ndarray) -> np.ndarray:
+    """How far float32 round-off may move a decision's gap at this call (an input from 0, a max from the runner-up),
+    per channel (axis 1: a feature, a conv channel; one large channel does not widen the others'): the round-off
+    rule's allowance (compare.judge_by_reference) for the call's input there, torch float32's own distance from
+    float64 being the measure. Broadcasts against the input and against a max-pool's output."""
     from .compare import _EPS, FLOOR_ULPS, ROUNDOFF_FACTOR
 
-    scale = float(np.abs(x64).max(initial=0.0))
-    return ROUNDOFF_FACTOR * float(np.abs(x32.astype(np.float64) - x64).max(initial=0.0)) \
-        + FLOOR_ULPS * _EPS["float32"] * scale
+    axes = tuple(a for a in range(x64.ndim) if a != 1) if x64.ndim > 1 else None
+    keep = x64.ndim > 1
+    dev = np.abs(x32.astype(np.float64) - x64).max(axis=axes, keepdims=keep, initial=0.0)
+    scale = np.abs(x64).max(axis=axes, keepdims=keep, initial=0.0)
+    return ROUNDOFF_FACTOR * dev + FLOOR_ULPS * _EPS["float32"] * scale
 
 
 def _pick(x64: np.ndarray, picks: np.ndarray) -> np.ndarray:
@@ -268,6 +306,8 @@ class _Choices:
         b, side = self.branches, self.side
         n = self.calls[kind]
         self.calls[kind] += 1
+        if b.unreadable.get(kind) or (side != TORCH and not b.aligned(kind)):
+            return None                  # all or nothing: a kind that cannot be replayed whole is not replayed
         recorded = b.torch[kind] if side == TORCH else b.mindspore[kind]
         key = f"{side} {kind}"
         if n >= len(recorded) or (recorded[n][1] if side == TORCH else recorded[n]).shape != own.shape:
@@ -297,12 +337,21 @@ class _Choices:
             self._far(kind, n, differ & ~(gap(theirs) <= limit), gap(theirs), limit)
         return chosen if forgiven.any() else None
 
+    def unreadable(self, kind: str) -> None:
+        """A call whose float64 input cannot be read: it keeps its own decisions."""
+        self.calls[kind] += 1
+        key = f"{self.side} {kind}"
+        if not self.branches.unreplayed.get(key):
+            self.branches.unreplayed[key] = (f"the float64 copy's {kind} call {self.calls[kind]} could not be "
+                                             f"read: it kept its own decisions")
+
     def _far(self, kind, n, far, gaps, limit) -> None:
         if far.any():
             count = int(far.sum())
             self.branches.beyond.append(
                 f"{kind} call {n + 1} (shape {far.shape}): {count} decision{'s' * (count != 1)} up to "
-                f"{float(gaps[far].max()):.3g} from {_FROM[kind]}, where round-off reaches {limit:.3g}")
+                f"{float(gaps[far].max()):.3g} from {_FROM[kind]}, where round-off reaches "
+                f"{float(np.broadcast_to(limit, far.shape)[far].max()):.3g}")
 
 
 @contextlib.contextmanager
@@ -324,7 +373,11 @@ def replaying_torch(branches: Branches, side: str = TORCH):
         return decided.get(key)
 
     def relu(x, original, inplace, args, kwargs):
-        x64 = _numpy(x)
+        try:
+            x64 = _numpy(x)
+        except _Unreadable:
+            choices.unreadable(RELU)
+            return original(x, *args, **kwargs)
         keep = chosen(RELU, x64, x64 > 0, lambda _: np.abs(x64))
         if keep is None:
             return original(x, *args, **kwargs)
@@ -334,7 +387,13 @@ def replaying_torch(branches: Branches, side: str = TORCH):
 
     def max_pool(x, args, kwargs, return_indices):
         out, picks = _pool_with_indices(x, args, kwargs)
-        x64, top = _numpy(x), _numpy(out)
+        if x.dim() != 4:
+            return (out, picks) if return_indices else out
+        try:
+            x64, top = _numpy(x), _numpy(out)
+        except _Unreadable:
+            choices.unreadable(MAX_POOL)
+            return (out, picks) if return_indices else out
         replayed = chosen(MAX_POOL, x64, _numpy(picks), lambda p: top - _pick(x64, p))
         if replayed is not None:
             picks = torch.from_numpy(replayed).to(x.device)
@@ -346,6 +405,7 @@ def replaying_torch(branches: Branches, side: str = TORCH):
     for kind in KINDS:
         recorded = branches.torch[kind] if side == TORCH else branches.mindspore[kind]
         key = f"{side} {kind}"
-        if not branches.unreplayed.get(key) and choices.calls[kind] != len(recorded):
+        if not branches.unreplayed.get(key) and not branches.unreadable.get(kind) \
+                and choices.calls[kind] != len(recorded):
             branches.unreplayed[key] = (f"the float64 copy ran {kind} {choices.calls[kind]} times, {side} "
                                         f"{len(recorded)}: {side}'s {kind} decisions not replayed")

@@ -445,10 +445,10 @@ def _branch(twin: _TorchSide, maps) -> _TorchSide | None:
     """A copy of the float64 run as it stands (model, optimizer state, schedule), to go on along MindSpore's ReLU
     branches; None where one cannot be made."""
     fork, _ = _twin(twin.model, twin.optimizer, twin.schedule, twin.loss, twin.clip, maps)
-    if fork is not None:
-        fork.optimizer.load_state_dict(twin.optimizer.state_dict())
+    if fork is not None:      # deep copies: load_state_dict keeps tensors of the right dtype as they are (shared)
+        fork.optimizer.load_state_dict(copy.deepcopy(twin.optimizer.state_dict()))
         if twin.schedule is not None:
-            fork.schedule.load_state_dict(twin.schedule.state_dict())
+            fork.schedule.load_state_dict(copy.deepcopy(twin.schedule.state_dict()))
     return fork
 
 

@@ -265,3 +265,127 @@ def test_a_pick_far_from_the_max_is_not_excused():
     branches, grads = _replayed_pool([0, 2])           # MindSpore picked 0.5 where the max is 2
     assert branches.beyond and "max-pool call 1" in branches.beyond[0] and "from its window's max" in branches.beyond[0]
     assert list(grads["MindSpore"]) == [1.0, 0.0, 0.0, 1.0]     # float64's own pick stays
+
+
+# ----- what a review of the mechanism found (each failed before its fix)
+
+def test_the_fork_keeps_its_own_optimizer_state():
+    """Parting at step 2 with momentum: the copy along MindSpore's branches must not share the float64 run's
+    momentum buffers (load_state_dict keeps same-dtype tensors as they are); shared, torch's own distance from
+    float64 grew to 1e-2 from step 3 and every later allowance with it."""
+    import torch
+
+    t, m = twins()
+    conv = list(t[2].parameters())        # BatchNorm not trained: step 2's input is still at the kink
+    target = np.zeros((4, 4, 8, 8), np.float32)
+    batches = [(edge_input(3), target), (edge_input(-2), target)] + [(edge_input(3), target)] * 3
+    report = compare_training(t, m, batches, loss=torch.nn.MSELoss(), strict=False,
+                              optimizer=torch.optim.SGD(conv, lr=0.1, momentum=0.9))
+    assert report.passed, str(report)
+    assert report.parted_at == 2
+    worst = max(r.ref_err_expected for s in report.steps[2:] for r in s.rows if r.ref_err_expected is not None)
+    assert worst < 1e-6, worst
+
+
+def test_relus_run_in_another_order_are_not_replayed():
+    import mindspore.nn as mnn
+    import torch
+    import torch.nn as tnn
+
+    class Torch(tnn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = tnn.Linear(8, 16), tnn.Linear(8, 16)
+
+        def forward(self, x):
+            return torch.relu(self.a(x)) * 2 + torch.relu(self.b(x))
+
+    class Port(mnn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.relu = mnn.Dense(8, 16), mnn.Dense(8, 16), mnn.ReLU()
+
+        def construct(self, x):
+            rb = self.relu(self.b(x))
+            return self.relu(self.a(x)) * 2 + rb
+
+    torch.manual_seed(0)
+    report = compare(Torch(), Port(), [np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)],
+                     strict=False)
+    assert report.passed, str(report)
+
+
+def test_one_large_channel_does_not_widen_the_band_of_the_others():
+    """The band is per channel: a feature near 1e4 beside small ones must not excuse a ReLU cut at 0.01."""
+    import mindspore.nn as mnn
+    import torch
+    import torch.nn as tnn
+    from mindspore import ops
+
+    class Shifted(mnn.Cell):
+        def construct(self, x):
+            return ops.relu(x - 0.01) + 0.01 * (x > 0.01).astype(x.dtype)
+
+    def pair(relu):
+        torch.manual_seed(0)
+        t = tnn.Sequential(tnn.Linear(4, 4), tnn.ReLU(), tnn.Linear(4, 1))
+        with torch.no_grad():     # feature 0 (the large one) feeds output 0 only
+            t[0].weight.copy_(torch.eye(4) + 0.01 * torch.randn(4, 4) * (1 - torch.eye(4)) * torch.tensor([0., 1, 1, 1]))
+            t[0].bias.zero_()
+        return t, mnn.SequentialCell(mnn.Dense(4, 4), relu, mnn.Dense(4, 1))
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((512, 4)).astype(np.float32)
+    x[:, 0] = 1e4 + rng.standard_normal(512)
+    assert compare(*pair(mnn.ReLU()), [x], strict=False).passed
+    report = compare(*pair(Shifted()), [x], strict=False)
+    assert not report.passed and not kink(report).passed
+
+
+def test_a_kind_that_does_not_line_up_is_not_replayed_at_all():
+    """MindSpore's one ReLU (its other spelled otherwise) must not be replayed onto torch's first, even when a
+    max-pool near-tie makes the run along MindSpore's branches."""
+    import torch
+    import torch.nn.functional as F
+
+    from recompat.compat.kink_replay import MAX_POOL, RELU, Branches, recording_torch, replaying_torch
+
+    values = np.array([[[[1.0, 1.0 + 1e-12, 0.5, 2.0], [-1.0, -1.0, -1.0, -1.0]]]])
+    r1, r2 = np.array([[0.3, -0.2, 0.7, -0.9]]), np.array([[-0.3, 0.2, -0.7, 0.9]])
+
+    def forward(dtype):
+        F.relu(torch.tensor(r1, dtype=dtype))
+        F.relu(torch.tensor(r2, dtype=dtype))
+        F.max_pool2d(torch.tensor(values, dtype=dtype), 2)
+
+    branches = Branches()
+    with recording_torch(branches) as phase, phase.during_forward():
+        forward(torch.float32)
+    branches.mindspore[RELU] = [r2 > 0]
+    branches.mindspore[MAX_POOL] = [np.array([1, 3]).reshape(1, 1, 1, 2)]
+    for kind in (RELU, MAX_POOL):
+        branches.unreplayed[f"MindSpore {kind}"] = branches.mindspore_aligned(kind)
+    for side in ("torch", "MindSpore"):
+        with replaying_torch(branches, side) as phase, phase.during_forward():
+            forward(torch.float64)
+    assert not branches.beyond and branches.forgiven["MindSpore"][RELU] == 0
+
+
+def test_recording_takes_what_torch_takes():
+    """input= by keyword, bfloat16, a ReLU under torch.func.vmap, an unbatched max-pool: recorded, or left to
+    torch as they are (never an error of recompat's)."""
+    import torch
+    import torch.nn.functional as F
+
+    from recompat.compat.kink_replay import MAX_POOL, Branches, recording_torch
+
+    x = torch.randn(1, 1, 4, 4)
+    branches = Branches()
+    with recording_torch(branches) as phase, phase.during_forward():
+        F.relu(input=x)
+        F.max_pool2d(input=x, kernel_size=2)
+        torch.relu(torch.randn(4, dtype=torch.bfloat16))
+        torch.func.vmap(F.relu)(torch.randn(3, 4))
+        F.max_pool2d(torch.randn(3, 8, 8), 2)
+    assert len(branches.torch["ReLU"]) == 2 and len(branches.torch[MAX_POOL]) == 1
+    assert "not replayed" in branches.unreadable["ReLU"] and "3-d input" in branches.unreadable[MAX_POOL]
