@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from verdict_bench import MsConvBN, TorchConvBN  # noqa: E402
 
 from recompat.compat.compare import compare  # noqa: E402
+from recompat.compat.kink_cases import edge_input  # noqa: E402
 from recompat.compat.weights import transfer_weights  # noqa: E402
 
 
@@ -46,14 +47,6 @@ class MaskedReLU(msnn.Cell):
 
     def construct(self, x):
         return x * (x > 0.01).astype(x.dtype)
-
-
-def edge_input(ulps: int) -> np.ndarray:
-    x = np.random.default_rng(0).standard_normal((4, 4, 8, 8)).astype(np.float32)
-    others = np.delete(x[:, 0].astype(np.float64).ravel(), 3 * 8 + 3)
-    mean = np.float32(others.sum() / others.size)
-    x[0, 0, 3, 3] = mean + ulps * np.spacing(mean)
-    return x
 
 
 def edge_twins(bug: str | None):

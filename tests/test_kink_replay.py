@@ -13,19 +13,12 @@ import numpy as np
 import pytest
 
 from recompat.compat.compare import compare
+from recompat.compat.kink_cases import edge_input
 from recompat.compat.training import compare_training
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 WALK = range(-3, 2)        # ulps from the batch mean: both sides take the other branch somewhere in it
-
-
-def edge_input(ulps: int) -> np.ndarray:
-    x = np.random.default_rng(0).standard_normal((4, 4, 8, 8)).astype(np.float32)
-    others = np.delete(x[:, 0].astype(np.float64).ravel(), 3 * 8 + 3)
-    mean = np.float32(others.sum() / others.size)
-    x[0, 0, 3, 3] = mean + ulps * np.spacing(mean)
-    return x
 
 
 def twins(relu=None, *, torch_relu=None, checkpointed=False):
