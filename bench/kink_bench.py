@@ -59,7 +59,7 @@ def edge_twins(bug: str | None):
     return t, m
 
 
-def weight_off(t, m):
+def weight_off():
     """The conv weight off by 1e-3 after the transfer (compare copies torch's weights in first)."""
     real = transfer_weights
 
@@ -76,7 +76,7 @@ def judge(t, m, x, kinks: bool, bug: str | None) -> bool:
 
     real = weights.transfer_weights
     if bug == "conv weight off by 1e-3":
-        weights.transfer_weights = weight_off(t, m)
+        weights.transfer_weights = weight_off()
     try:
         return compare(t, m, [x], strict=False, kinks=kinks).passed
     finally:

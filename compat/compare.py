@@ -97,9 +97,9 @@ import numpy as np
 from recompat.constants import MS_MODES, either
 
 from .kink_replay import MAX_POOL, MINDSPORE, RELU, TORCH
-from .tapes import Tapes
 from .memory import MEASURE, SavedTensors
 from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
+from .tapes import Tapes
 
 # torch.testing.assert_close defaults (torch/testing/_comparison.py, _DTYPE_PRECISIONS)
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -416,7 +416,7 @@ def compare_results(
     check (compare_training checks its first step only: later, training may amplify float32 round-off far beyond
     it, which is what the rule then measures). ``floor_ulps``: the round-off rule's floor (FLOOR_ULPS).
     ``actual_reference``: the float64 run the actual side is measured against where it is not ``reference`` (the
-    run along MindSpore's own ReLU branches, compat.kink_replay)."""
+    run along MindSpore's own branches at kinks, compat.kink_replay)."""
     floor_ulps = FLOOR_ULPS if floor_ulps is None else floor_ulps
     unlike = unlike_reference(expected, reference) if reference is not None and check_reference else ""
     if unlike:
@@ -539,7 +539,7 @@ def judge_by_reference(row: CompareRow, e: np.ndarray, a: np.ndarray, ref: np.nd
     """Judge one tensor by the round-off rule, in place: elementwise (largest distance) and norm-wise (the whole
     tensor's distance, which catches a small error spread over every element). ``floor_ulps``: the floor, in ulps
     of the tensor's magnitude (compare_training grows it with the steps). ``ref_actual``: the float64 value the
-    actual side is measured against, where it took other ReLU branches near 0 (compat.kink_replay)."""
+    actual side is measured against, where it took other branches at kinks (compat.kink_replay)."""
     ref64 = ref.astype(np.float64)
     ref64_a = ref64 if ref_actual is None else ref_actual.astype(np.float64)
     dist_e, dist_a = np.abs(e.astype(np.float64) - ref64), np.abs(a.astype(np.float64) - ref64_a)
@@ -818,8 +818,8 @@ class PairRuns:
     no_reference: str = ""
     weights: list[CompareRow] = field(default_factory=list)    # weights="as-is": the values before the run
     kept: dict[str, int] | None = None    # memory=True: bytes kept for backward, by framework
-    tapes: Tapes = field(default_factory=Tapes)   # dropout masks replayed, ReLU branches (PyNative)
-    actual_reference: RunResult | None = None     # the float64 run along MindSpore's ReLU branches, where it differs
+    tapes: Tapes = field(default_factory=Tapes)   # dropout masks replayed, decisions at kinks (PyNative)
+    actual_reference: RunResult | None = None     # the float64 run along MindSpore's branches, where they differ
 
 
 REFERENCES = ("auto", "float64", None)
@@ -900,7 +900,7 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     name_map = dict(transfer.name_map)
     _needs_grad(*_normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
     twin64, no_copy = float64_twin(torch_model, reference)
-    # GRAPH mode compiles MindSpore's dropout and ReLU into the graph: there nothing is recorded or replayed
+    # GRAPH mode compiles MindSpore's dropout, ReLU and max-pool into the graph: there nothing is recorded or replayed
     tapes = Tapes.for_pair(ms_mode, dropout, kinks)
 
     counter = (counters or {}).get
@@ -919,8 +919,8 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
 
 def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto", seed: int = 0,
                    device: str = "cpu", grad_inputs=None) -> tuple[RunResult | None, RunResult | None, str]:
-    """The float64 reference runs, after both float32 runs recorded into ``tapes``: (the run along torch's ReLU
-    branches, the run along MindSpore's where they differ near 0 or None, why there is no reference)."""
+    """The float64 reference runs, after both float32 runs recorded into ``tapes``: (the run along torch's branches
+    at kinks, the run along MindSpore's where they differ within round-off or None, why there is no reference)."""
     # a run changes the copy's buffers only (BatchNorm statistics; run_torch clears the gradients): kept to restore
     buffers = ({name: b.detach().clone() for name, b in twin.named_buffers()}
                if twin is not None and tapes.branches is not None else {})
@@ -999,10 +999,10 @@ def compare(
     float64 reference (compat.dropout_replay), so a pair with active dropout is judged like any other, and a row
     of kind "dropout" counts the masks; "own": each framework draws its own (they differ).
 
-    ``kinks`` (the default; PyNative): where a ReLU input within round-off of 0 lands on the other side in one
-    side's float32 run, that side is judged against a float64 run along its own ReLU branches
-    (compat.kink_replay; a row of kind "kink" says where, and fails where MindSpore's ReLU decides otherwise far
-    from 0); False: one float64 run, which such a flip fails."""
+    ``kinks`` (the default; PyNative): where one side's float32 decides a kink otherwise than float64 within
+    round-off (a ReLU input near 0, a max-pool near-tie), that side is judged against a float64 run along its own
+    branches (compat.kink_replay; a row of kind "kink" says where, and fails where MindSpore decides otherwise far
+    from the kink); False: one float64 run, which such a flip fails."""
     reference = wants_reference(reference, rtol, atol)
     runs = run_pair(torch_model, ms_model, inputs, weights=weights, ms_mode=ms_mode, device=device, seed=seed,
                     grad_inputs=grad_inputs, reference=reference, memory=memory, dropout=dropout, kinks=kinks)

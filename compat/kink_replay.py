@@ -137,7 +137,7 @@ def _numpy(t) -> np.ndarray:
     import torch
 
     t = t.detach()
-    if t.dtype in (torch.bfloat16,) or (t.dtype.is_floating_point and t.element_size() < 2):
+    if t.dtype.is_floating_point and t.dtype not in (torch.float16, torch.float32, torch.float64):
         t = t.float()
     try:
         return t.cpu().numpy()
@@ -319,22 +319,23 @@ class _Choices:
             b.bands[kind].append(band(recorded[n][0], x64))
         theirs = recorded[n][1] if side == TORCH else recorded[n]
         limit, scale = b.bands[kind][n], float(np.abs(x64).max(initial=0.0)) or 1.0
-        differ = own != theirs
-        forgiven = differ & (gap(theirs) <= limit)
+        gaps = gap(theirs)
+        differ, near = own != theirs, gaps <= limit
+        forgiven = differ & near
         b.differ[side] += int(differ.sum())
         b.forgiven[side][kind] += int(forgiven.sum())
         if forgiven.any():
-            b.largest[side] = max(b.largest[side], float(gap(theirs)[forgiven].max()) / scale)
+            b.largest[side] = max(b.largest[side], float(gaps[forgiven].max()) / scale)
         chosen = np.where(forgiven, theirs, own)
         if side == TORCH and b.aligned(kind) and n < len(b.mindspore[kind]):
             mine = b.mindspore[kind][n]
-            parted = mine != chosen
-            near = gap(mine) <= limit
+            gaps = gap(mine)
+            parted, near = mine != chosen, gaps <= limit
             b.differ[MINDSPORE] += int(parted.sum())
             b.edge += int((parted & near).sum())
-            self._far(kind, n, parted & ~near, gap(mine), limit)
+            self._far(kind, n, parted & ~near, gaps, limit)
         elif side != TORCH:
-            self._far(kind, n, differ & ~(gap(theirs) <= limit), gap(theirs), limit)
+            self._far(kind, n, differ & ~near, gaps, limit)
         return chosen if forgiven.any() else None
 
     def unreadable(self, kind: str) -> None:
@@ -364,13 +365,17 @@ def replaying_torch(branches: Branches, side: str = TORCH):
 
     phase = Phase()
     choices = _Choices(branches, side)
-    decided: dict[tuple[str, str], object] = {}     # (kind, forward input) -> the decisions used (None: own)
+    # (kind, forward input) -> the decisions replayed there: a recomputation of that input takes them again. Only
+    # replayed calls are kept (elsewhere the run's own decisions are the forward's), so most inputs are never hashed
+    decided: dict[tuple[str, str], np.ndarray] = {}
 
     def chosen(kind, x64, own, gap):
-        key = (kind, _digest(x64))
         if phase.forward:
-            decided[key] = choices.choose(kind, x64, own, gap)
-        return decided.get(key)
+            choice = choices.choose(kind, x64, own, gap)
+            if choice is not None:
+                decided[kind, _digest(x64)] = choice
+            return choice
+        return decided.get((kind, _digest(x64))) if decided else None
 
     def relu(x, original, inplace, args, kwargs):
         try:

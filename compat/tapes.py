@@ -1,6 +1,7 @@
 """What a pair's runs record and replay, entered together: torch's dropout masks (compat.dropout_replay) and each
-side's ReLU branches (compat.kink_replay). torch's float32 run records first, then MindSpore's, then the float64
-reference runs replay; each context yields a phase for runs.py's forward_context (None without a tape)."""
+side's decisions at kinks, ReLU and max-pool (compat.kink_replay). torch's float32 run records first, then
+MindSpore's, then the float64 reference runs replay; each context yields a phase for runs.py's forward_context (None
+without a tape)."""
 from __future__ import annotations
 
 import contextlib
@@ -36,30 +37,30 @@ def _entered(*tapes_and_contexts):
 @dataclass
 class Tapes:
     masks: MaskTape | None = None     # torch's dropout masks; None: each side draws its own
-    branches: Branches | None = None  # the ReLU decisions; None: not recorded (GRAPH mode)
+    branches: Branches | None = None  # the decisions at kinks; None: not recorded (GRAPH mode)
 
     @classmethod
     def for_pair(cls, ms_mode: str, dropout: str = "replay", kinks: bool = True) -> "Tapes":
-        """PyNative records both; GRAPH mode compiles dropout and ReLU into the graph, where nothing is seen."""
+        """PyNative records both; GRAPH mode compiles dropout, ReLU and max-pool into the graph, where nothing is seen."""
         pynative = ms_mode == "pynative"
         return cls(MaskTape() if pynative and dropout == "replay" else None,
                    Branches() if pynative and kinks else None)
 
     def torch(self):
-        """torch's float32 run: it draws the masks and decides its ReLUs."""
+        """torch's float32 run: it draws the masks and decides its kinks."""
         return _entered((self.masks, dropout_replay.recording), (self.branches, kink_replay.recording_torch))
 
     def mindspore(self):
-        """MindSpore's run: it takes torch's masks and decides its ReLUs."""
+        """MindSpore's run: it takes torch's masks and decides its kinks."""
         return _entered((self.masks, dropout_replay.replaying_mindspore),
                         (self.branches, kink_replay.recording_mindspore))
 
     def reference(self, side: str = TORCH):
-        """A float64 run of the torch model: torch's masks, and ``side``'s ReLU decisions near 0."""
+        """A float64 run of the torch model: torch's masks, and ``side``'s decisions within round-off of a kink."""
         return _entered((self.masks, dropout_replay.replaying_torch), (self.branches, kink_replay.replaying_torch,
                                                                        side))
 
     def needs_mindspore_reference(self) -> bool:
-        """Whether MindSpore's ReLUs went another way than the float64 run along torch's, within round-off of 0:
+        """Whether MindSpore went another way at a kink than the float64 run along torch's, within round-off:
         then MindSpore is judged against a float64 run along its own branches."""
         return self.branches is not None and self.branches.needs_mindspore_run()

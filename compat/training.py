@@ -26,8 +26,9 @@ float32 round-off really accumulates in this training (torch's own distance from
 assumed); a schedule or update that differs moves MindSpore away from both and fails at the step where it does.
 Where the torch pieces cannot be rebuilt or run in float64, or when ``rtol``/``atol`` are given, those judge every
 step instead (a fixed tolerance; the report says why). Active dropout is replayed per step (compat.dropout_replay).
-Where MindSpore's ReLUs take the other branch than float64's within round-off of 0 (compat.kink_replay), a second
-float64 copy goes on from that step along MindSpore's branches, and MindSpore is judged against it from then on.
+Where MindSpore takes the other branch at a kink than float64 within round-off (a ReLU input near 0, a max-pool
+near-tie: compat.kink_replay), a second float64 copy goes on from that step along MindSpore's branches, and
+MindSpore is judged against it from then on.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ from .runs import RunResult
 from .tapes import Tapes
 
 REFERENCE = "torch (float64 reference)"
-FORK = "torch (float64 along MindSpore's ReLU branches)"
+FORK = "torch (float64 along MindSpore's branches at kinks)"
 WEIGHTS = ("torch", "as-is")     # compare()'s, less "mindspore": torch's optimizer trains torch's weights
 
 
@@ -229,7 +230,7 @@ class TrainingStep:
     lr: dict[str, float]                        # framework -> the rate the step used (first param group)
     rows: list[CompareRow]
     divergence: float                           # largest norm-wise relative distance MindSpore vs torch, params
-    flipped: dict[str, int] = field(default_factory=dict)   # framework -> ReLU inputs it took across 0 (kinks)
+    flipped: dict[str, int] = field(default_factory=dict)   # framework -> kinks it took the other way (ReLU, pool)
 
     @property
     def passed(self) -> bool:
@@ -262,7 +263,7 @@ class TrainingReport:
 
     @property
     def parted_at(self) -> int | None:
-        """The first step at which a side's float32 took a ReLU input across 0 within round-off (compat.kink_replay):
+        """The first step at which a side's float32 took a kink the other way within round-off (compat.kink_replay):
         from there each side trains along its own branches, judged against a float64 run that does too, and the
         divergence between the sides is that chance, not the port."""
         return next((s.step for s in self.steps if any(s.flipped.values())), None)
@@ -593,7 +594,7 @@ def compare_training(
 
     out: list[TrainingStep] = []
     dropped_at = None              # the step from which the float64 run no longer trains as torch does
-    fork = None                    # the float64 run along MindSpore's ReLU branches, from the step they parted
+    fork = None                    # the float64 run along MindSpore's branches at kinks, from the step they parted
     for k in range(steps):
         inputs, target = split[k % len(split)]
         tapes = Tapes.for_pair("pynative", dropout, kinks)
@@ -602,13 +603,13 @@ def compare_training(
             losses[TORCH], lrs[TORCH] = sides[TORCH].step(inputs, target, phase)
         with tapes.mindspore() as phase:
             losses[MINDSPORE], lrs[MINDSPORE] = sides[MINDSPORE].step(inputs, target, phase)
-        # a copy before the float64 run steps, where MindSpore's ReLUs went another way than torch's
+        # a copy before the float64 run steps, where MindSpore's decisions at kinks went another way than torch's
         parted = tapes.branches is not None and tapes.branches.parted()
-        candidate = fork or (_branch(twin, maps) if twin is not None and parted else None)
+        candidate = fork if fork is not None else (_branch(twin, maps) if twin is not None and parted else None)
         if twin is not None:
             with tapes.reference(TORCH) as phase:
                 losses[REFERENCE], lrs[REFERENCE] = twin.step(inputs, target, phase)
-        if twin is not None and candidate is not None and (fork is not None or tapes.needs_mindspore_reference()):
+        if candidate is not None and (fork is not None or tapes.needs_mindspore_reference()):
             along_mindspore = RunResult(FORK)
             with tapes.reference(MINDSPORE) as phase:
                 along_mindspore.add("loss", "output", np.float64(candidate.step(inputs, target, phase)[0]))
