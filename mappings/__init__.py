@@ -20,6 +20,7 @@ import recompat
 HERE = Path(__file__).parent
 CORE_RULES = ("api_class", "api_function", "tensor_method", "tensor_attribute", "method_name")   # the core API set's rules
 TRAINING_RULES = ("optimizer", "loss", "lr_schedule", "grad_clip")   # training.yaml: compare_training's pieces
+MODEL_RULES = CORE_RULES + TRAINING_RULES   # what translate --scope model rewrites: the core API set and training pairs
 
 
 class MappingError(Exception):
@@ -195,12 +196,17 @@ class Mappings:
     frameworks: dict = field(default_factory=dict)  # "torch" / "mindspore" -> Framework
     reported: tuple[ReportedApi, ...] = ()          # reported.yaml
     training: tuple[Entry, ...] = ()                # training.yaml: optimizers, losses, schedules, clipping
+    loop: tuple[ReportedApi, ...] = ()              # training.yaml: the loop's methods, reported by --scope model
 
     def reported_api(self, side: str, qualname: str) -> ReportedApi | None:
         """The reported name of `side` that covers `qualname` most closely (not for kind method); None if none."""
         parts = qualname.split(".")
         names = self._reported_names[side]
         return next((names[p] for p in (".".join(parts[:k]) for k in range(len(parts), 0, -1)) if p in names), None)
+
+    def loop_method(self, side: str, attribute: str) -> ReportedApi | None:
+        """training.yaml's loop method of `side` named `attribute` (matched on any object); None if none."""
+        return next((r for r in self.loop if r.framework == side and r.api.rsplit(".", 1)[1] == attribute), None)
 
     def reported_method(self, side: str, attribute: str) -> ReportedApi | None:
         """The reported method of `side` named `attribute` (matched on any object); None if none."""
@@ -229,10 +235,11 @@ class Mappings:
                 for name in e.source_names}
 
     @functools.cached_property
-    def core(self) -> dict[str, dict[str, Entry]]:
-        """The core API set (translate --scope model) by side translated from, then by every name on that side."""
-        return {side: {name: e for e in self.entries if e.rule in CORE_RULES and e.translates_from(side)
-                       for name in e.names(side)} for side in ("torch", "mindspore")}
+    def model_scope(self) -> dict[str, dict[str, Entry]]:
+        """What translate --scope model translates (the core API set and the training pairs) by side translated
+        from, then by every name on that side."""
+        return {side: {name: e for e in (*self.entries, *self.training) if e.rule in MODEL_RULES
+                       and e.translates_from(side) for name in e.names(side)} for side in ("torch", "mindspore")}
 
     def entry(self, entry_id: str) -> Entry:
         return next(e for e in (*self.entries, *self.training) if e.id == entry_id)
@@ -256,13 +263,20 @@ class Mappings:
 
 
 def same(a: str | None, b: str | None) -> bool:
-    """Two Python expressions that mean the same constant (1e-05 == 0.00001, 'x' == "x")."""
+    """Two Python expressions that mean the same constant (1e-05 == 0.00001, 0 == 0.0, 'x' == "x")."""
     if a is None or b is None:
         return a is b
     try:
-        return ast.dump(ast.parse(a.strip(), mode="eval")) == ast.dump(ast.parse(b.strip(), mode="eval"))
+        x, y = ast.parse(a.strip(), mode="eval"), ast.parse(b.strip(), mode="eval")
     except SyntaxError:
         return a.strip() == b.strip()
+    if ast.dump(x) == ast.dump(y):
+        return True
+    try:   # 0 and 0.0 are the same setting; True and 1 are not
+        u, v = ast.literal_eval(x), ast.literal_eval(y)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return all(type(w) in (int, float) for w in (u, v)) and u == v
 
 
 def _validate(data, path: Path):
@@ -518,7 +532,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     entries, training, diagnostics = [], [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
-    layers, wrappers, dropout, frameworks, reported = [], [], set(), {}, {}
+    layers, wrappers, dropout, frameworks, reported, loop = [], [], set(), {}, {}, []
     for path, text in texts:
         try:
             text = text.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text() reads
@@ -549,6 +563,8 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             layers.append(_layer(raw, path, i))
         for raw in data.get("wrappers", []):
             wrappers.append(Wrapper(cls=raw["class"], attribute=raw["attribute"], note=raw["note"]))
+        for raw in data.get("loop", []):
+            loop.append(ReportedApi(**{**raw, "aliases": tuple(raw.get("aliases", ()))}))
         for i, raw in enumerate(data.get("reported", [])):
             api = ReportedApi(**{**raw, "aliases": tuple(raw.get("aliases", ()))})
             for name in api.names:
@@ -588,7 +604,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
         pairs[key] = e.id
     return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers),
                     wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
-                    reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training))
+                    reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training), loop=tuple(loop))
 
 
 @functools.lru_cache(maxsize=None)

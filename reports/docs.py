@@ -79,15 +79,16 @@ _TEXT = {
                        "the gradients.",
         "harness_says": "The harness recorded:",
         "training_by": "Direction: {direction}, for `recompat.compat.compare_training`, which builds the MindSpore "
-                       "counterpart of the PyTorch object from this entry (`recompat translate` leaves this API as it "
-                       "is: a manual site). Signatures of torch {torch_v} and MindSpore {mindspore_v}; the tests check "
+                       "counterpart of the PyTorch object from this entry, and for `recompat translate --scope model`, "
+                       "which rewrites its calls (the loop around them is reported, not rewritten). Signatures of torch {torch_v} and MindSpore {mindspore_v}; the tests check "
                        "them against the installed packages.",
         "training_intro": "Both files are hand-written: the PyTorch one defines the model, the batches and the PyTorch "
                           "training pieces; the MindSpore one the model only. `compare_training` copied the PyTorch "
                           "weights over, built the MindSpore pieces from this entry, trained both 100 steps on the same "
                           "batches and judged the loss, every parameter and buffer after each step.",
-        "training_unproven": "Not proven yet: this pair has not trained alike under `compare_training`. "
-                             "`recompat prove` runs it and says why.",
+        "training_unproven": "Not proven yet: this pair has not trained alike under `compare_training`, so "
+                             "`recompat translate --scope model` leaves this API as it is. `recompat prove` runs it "
+                             "and says why.",
         "no_training_example": "No paired example yet: add `mappings/examples/{id}/torch_example.py` (`Example`, "
                                "`BATCHES`, `training(model)`) and `mindspore_example.py` (`Example`), then run "
                                "`recompat prove`.",
@@ -176,12 +177,13 @@ _TEXT = {
                        "把 PyTorch 的权重复制到 MindSpore 模型,用相同的输入各执行一次前向和反向,并比较输出与梯度。",
         "harness_says": "差分测试的记录:",
         "training_by": "方向:{direction},供 `recompat.compat.compare_training` 使用:它按本条目由 PyTorch 对象构建 "
-                       "MindSpore 对应对象(`recompat translate` 暂不翻译此 API:作为手动站点保留)。签名取自 torch "
+                       "MindSpore 对应对象;`recompat translate --scope model` 也按本条目改写其调用(调用周围的训练循环只报告、不改写)。签名取自 torch "
                        "{torch_v} 与 MindSpore {mindspore_v};测试会与已安装的包核对。",
         "training_intro": "两个文件均为手写:PyTorch 文件定义模型、批数据与 PyTorch 训练组件;MindSpore 文件只定义模型。"
                           "`compare_training` 复制 PyTorch 权重,按本条目构建 MindSpore 组件,在相同批数据上各训练 "
                           "100 步,并在每一步后比较损失、每个参数与缓冲区。",
-        "training_unproven": "尚未验证:这对示例在 `compare_training` 下的训练结果不一致。`recompat prove` 会运行它并说明原因。",
+        "training_unproven": "尚未验证:这对示例在 `compare_training` 下的训练结果不一致,因此 "
+                             "`recompat translate --scope model` 不翻译这个 API。`recompat prove` 会运行它并说明原因。",
         "no_training_example": "暂无成对示例:请添加 `mappings/examples/{id}/torch_example.py`(`Example`、`BATCHES`、"
                                "`training(model)`)与 `mindspore_example.py`(`Example`),然后运行 `recompat prove`。",
         "training_group": "训练循环(compare_training):PyTorch ⇄ MindSpore",

@@ -173,7 +173,8 @@ def _suite(doc: dict):
         report = r.get("report") or {}
         rows = []
         errs = []
-        for row in report.get("rows") or ():
+        training = r.get("check") == "training"
+        for row in (_training_rows(report) if training else report.get("rows") or ()):
             e = row.get("max_abs_err")
             if isinstance(e, (int, float)):
                 errs.append(e)
@@ -195,6 +196,7 @@ def _suite(doc: dict):
                     rank=_CASE_RANK.get(r["status"], 9), message_head=head or r["status"], message_rest=rest,
                     err=_num(err), err_value="" if err is None else repr(float(err)),
                     tolerance=tolerance, seconds=r.get("seconds", ""), rows=rows,
+                    curves=_curves(report) if training else None,
                     figures=[(k, _num(v) if isinstance(v, float) else v) for k, v in figures.items()
                              if k != "measure"])
         cases.append(case)
@@ -223,6 +225,16 @@ def _suite(doc: dict):
         groups=[dict(pair=p, check=k, counts=[v.count(s) for s in statuses]) for (p, k), v in sorted(groups.items())],
         plot=_plot(doc.get("depth_sweep")), machine=meta.get("machine", ""))
     return model, "recompat differential report"
+
+
+def _training_rows(report: dict) -> list[dict]:
+    """A training result's rows to show: the setup's, then those out of tolerance at the first step that failed
+    (named with their step); the curves show the rest."""
+    rows = list(report.get("setup") or ())
+    first = next((s for s in report.get("steps") or () if not s.get("passed", True)), None)
+    if first:
+        rows += [{**row, "name": f"step {first['step']}: {row.get('name', '')}"} for row in first.get("rows") or ()]
+    return rows
 
 
 _COLORS = {"torch": "#ee4c2c", "mindspore": "#0969da"}

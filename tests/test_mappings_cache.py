@@ -90,7 +90,7 @@ def test_a_cache_hit_gives_the_same_mappings_without_parsing(folder, cache, pars
     _same(second, _uncached(folder, monkeypatch))
     # the derived indexes work on an unpickled Mappings too
     assert second.by_torch_name.keys() == first.by_torch_name.keys()
-    assert second.core["torch"].keys() == first.core["torch"].keys()
+    assert second.model_scope["torch"].keys() == first.model_scope["torch"].keys()
     assert any(e.proven for e in second.entries) and not all(e.proven for e in second.entries)
 
 

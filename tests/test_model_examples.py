@@ -110,8 +110,6 @@ def test_generated_side_is_what_translation_gives_now(entry):
 UNPROVEN = {
     "f_layer_norm": "MindSpore 2.10's ops.layer_norm has no CPU kernel, and the translated model reads "
                     "LayerNorm.weight/bias (MindSpore: gamma/beta)",
-    "tensor_class": "torch.Tensor(ints) is float32, mindspore.Tensor(ints) int64: the call needs "
-                    "dtype=mindspore.float32, which the translation does not write yet",
 }
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -79,6 +80,14 @@ def test_a_user_training_pair_is_judged_step_by_step_and_lands_in_the_json(pytes
     assert (passed["status"], failed["status"]) == ("passed", "failed")
     assert passed["report"]["steps_run"] == 5 and len(passed["report"]["loss"]["torch"]) == 5
     assert failed["report"]["first_failure"] == 1 and "first out at step 1" in failed["message"]
+    # recompat report draws both runs' curves, and lists what left the tolerance at the first failing step
+    from recompat.reports import html
+
+    page = html.render(json.loads((pytester.path / "out.json").read_text()))
+    charts = re.findall(r'<svg [^>]*data-chart="([^"]+)"', page)
+    assert charts == ["loss", "divergence"] * 2, charts
+    assert page.count("first step out of tolerance") == 2              # the failing run's marker, in both charts
+    assert re.search(r'<td class="mono">step 1: [^<]+</td>', page)
 
 
 @pytest.mark.parametrize("args, message", [

@@ -170,7 +170,50 @@ def pool_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
     return out, None
 
 
-CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, conv_padding, pool_padding)}
+# a model's parameters as an optimizer takes them, by side: torch steps only those that got a gradient, so frozen
+# ones stay; MindSpore steps every parameter it is given (get_parameters() would move frozen ones by weight decay)
+_PARAMETERS = {"torch": "parameters", "mindspore": "trainable_params"}
+
+
+def trainable_params(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """An optimizer's parameters: every `m.parameters(...)` in the argument (alone, in param groups, filtered)
+    <-> `m.trainable_params(...)`; anything else goes as it is, with a note."""
+    source = next(iter(names))
+    text = values[source].strip()
+    old, new = _PARAMETERS["torch" if to == "mindspore" else "mindspore"], _PARAMETERS[to]
+    try:
+        tree = ast.parse(f"(\n{text}\n)", mode="eval")
+    except SyntaxError:
+        tree = None
+    lines = f"(\n{text}\n)".encode().splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    ends = sorted((starts[n.func.end_lineno - 1] + n.func.end_col_offset for n in ast.walk(tree or ast.Module([]))
+                   if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == old),
+                  reverse=True)
+    if not ends:
+        return {names[source]: text}, (f"{text} is passed as it is: a MindSpore optimizer takes the Cell's "
+                                        f"{_PARAMETERS['mindspore']}()" if to == "mindspore" else
+                                        f"{text} is passed as it is: a torch optimizer takes the module's parameters()")
+    out = b"".join(lines)
+    for end in ends:
+        out = out[:end - len(old)] + new.encode() + out[end:]
+    return {names[source]: out.decode()[2:-2]}, None
+
+
+def gradients(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """Gradient clipping: torch clips the parameters' .grad in place, MindSpore clips the gradients it is given and
+    returns them; the loop around it changes, not a value."""
+    if to == "mindspore":
+        raise Unconvertible("torch clips the parameters' .grad in place; MindSpore clips the gradients "
+                            "value_and_grad returned and returns them: grads = ops.clip_by_norm(grads, max_norm)")
+    raise Unconvertible("MindSpore clips the gradients it is given; torch clips the parameters' .grad in place "
+                        "after backward(): torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)")
+
+
+CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, conv_padding, pool_padding,
+                                      trainable_params, gradients)}
 
 
 def apply(name: str, to: str, values: dict, names: dict) -> dict:

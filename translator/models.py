@@ -1,5 +1,6 @@
 """Whole model files (translate --scope model): the core API set of mappings/ (rules api_class, api_function,
-tensor_method, method_name), either way, one mechanism driven by the entries.
+tensor_method, method_name) and the training pairs (optimizer, loss, lr_schedule, grad_clip: called as classes and
+functions are), either way, one mechanism driven by the entries.
 
 Runs after the checkpoint pass, on its output. Every use of the source framework is a site: converted,
 partial, or manual (left as it is, the file still valid Python). Target names are written as placeholders
@@ -13,7 +14,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from recompat.mappings import CORE_RULES, Entry, Mappings, signature_arguments
+from recompat.mappings import MODEL_RULES, Entry, Mappings, signature_arguments
 from recompat.translator import convert, edits, names
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
@@ -21,7 +22,7 @@ from recompat.translator.sites import SiteLog
 from recompat.translator.source import Source
 
 OTHER = {"mindspore": "torch", "torch": "mindspore"}
-# The core set's rules (mappings.CORE_RULES), by kind of use: a call of the API, a reference to it (a base class, an
+# The rules of mappings.MODEL_RULES, by kind of use: a call of the API, a reference to it (a base class, an
 # annotation), a method call `x.name(...)` (True when the handler took it), a def of a model's method, an attribute
 # read from a tensor (`x.shape`).
 RULES = Rules("the core API set (--scope model)")
@@ -68,7 +69,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         super().__init__()
         self.src, self.tree, self.m, self.to = src, tree, mappings, to
         self.frm = OTHER[to]
-        self.table = mappings.core[self.frm]
+        self.table = mappings.model_scope[self.frm]
         # entries used as `x.<name>`, by name: one name may be a model's method and a tensor method
         self.by_attr: dict[str, list[Entry]] = {}
         for e in {id(e): e for e in self.table.values()}.values():
@@ -79,7 +80,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.attributes = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
                            if RULES.handler(e.rule, "attribute")}
         # the checkpoint family is the checkpoint pass's: its sites are counted there
-        self.skip = {n for e in mappings.entries if e.rule not in CORE_RULES for n in e.names(self.frm)}
+        self.skip = {n for e in mappings.entries if e.rule not in MODEL_RULES for n in e.names(self.frm)}
         self.sites: list[Site] = []
         self.kept_roots: set[str] = set()      # source-framework names still used by code left as it is
         self.targets: set[str] = set()         # qualified target names written
@@ -170,6 +171,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 handler = RULES.handler(entry.rule, "method_call")
                 if handler and handler(self, node, entry):
                     return
+            if (loop := self.m.loop_method(self.frm, func.attr)) is not None:   # loss.backward(): the loop changes
+                self.diag(self.site(func, loop.api), "RC311", api=self.src.segment(func), what=loop.what["en"],
+                          instead=loop.instead["en"])
 
     def visit_Attribute(self, node: ast.Attribute):
         if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
@@ -215,6 +219,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         handler(self, node, entry, qual, root)
 
     @RULES.register("api_class", on="reference")
+    @RULES.register("optimizer", on="reference")
+    @RULES.register("loss", on="reference")
+    @RULES.register("lr_schedule", on="reference")
     def _class_reference(self, node: ast.AST, entry: Entry, qual: str, root: str | None) -> None:
         site = self.site(node, qual)
         if not entry.proven:
@@ -301,6 +308,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     @RULES.register("api_class")
     @RULES.register("api_function")
+    @RULES.register("optimizer")
+    @RULES.register("loss")
+    @RULES.register("lr_schedule")
+    @RULES.register("grad_clip")
     def _call(self, call: ast.Call, entry: Entry, qual: str, root: str | None, method: bool = False) -> None:
         site = self.site(call, qual)
         try:
@@ -394,7 +405,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 raise _Manual("RC309", param=", ".join(sorted(sources & set(given)) or sources), value="",
                               why=str(exc)) from None
             if note:
-                plan.notes.append(("RC304", {"api": qual, "what": note, "target": entry.names(to)[0]}))
+                plan.notes.append(("RC310", {"api": qual, "what": note, "target": entry.names(to)[0]}))
             defaults = {getattr(p, to): getattr(p, f"{to}_default") for p in rows if getattr(p, to)}
             for s in sorted(sources & set(given), key=lambda s: bound.index(given[s])):
                 name = getattr(entry.param(s, frm), to)
@@ -434,18 +445,20 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         plan.args.append((a, dst.lstrip("*"), text, dst.startswith("*")))
 
     def _plan_fills(self, plan: "_Plan", entry: Entry, qual: str, given: dict) -> None:
-        """Params left out whose two defaults differ: the source default written out."""
+        """Params left out whose two defaults differ, or that the target requires: the source default written out.
+        A target param the source lacks gets what the source does instead (its source-side default)."""
         frm, to = self.frm, self.to
         for p in entry.params:
             s, d = getattr(p, frm), getattr(p, to)
-            if p.convert or not p.fill or not s or not d or s in given or d in plan.values:
+            if p.convert or not p.fill or not d or (s and s in given) or d in plan.values:
                 continue
             sd, td = getattr(p, f"{frm}_default"), getattr(p, f"{to}_default")
-            if sd is not None and td is not None and not convert.same(sd, td):
-                if convert.same(sd, "None"):    # decided at run time (Softmax's dim): no value to write
-                    raise _Manual("RC303", what=f"{s} left out: its default None is decided at run time; pass it")
-                plan.values[d] = sd
-                plan.notes.append(("RC307", {"api": qual, "param": s, "value": sd, "target": entry.names(to)[0]}))
+            if sd is None or (td is not None and convert.same(sd, td)) or (td is None and convert.same(sd, "None")):
+                continue
+            if convert.same(sd, "None"):    # decided at run time (Softmax's dim): no value to write
+                raise _Manual("RC303", what=f"{s} left out: its default None is decided at run time; pass it")
+            plan.values[d] = sd
+            plan.notes.append(("RC307", {"api": qual, "param": s or d, "value": sd, "target": entry.names(to)[0]}))
 
     def _apply(self, call: ast.Call, entry: Entry, plan: "_Plan", method: bool) -> None:
         src, to = self.src, self.to
