@@ -156,6 +156,50 @@ def test_suite_report_expands_failures_filters_and_plots(browser, tmp_path):
     screenshot(browser, "suite-report")
 
 
+def _training_result(pair: str, smoothing: float) -> dict:
+    """A recompat_train result, as the plugin writes it: a linear pair trained 4 steps; torch's loss smooths labels
+    by ``smoothing``, the port's never does."""
+    import numpy as np
+    import torch
+    from mindspore import nn
+
+    from recompat.compat import compare_training
+
+    torch.manual_seed(0)
+    torch_model, ms_model = torch.nn.Linear(8, 4), nn.Dense(8, 4)
+    rng = np.random.default_rng(0)
+    batches = [(rng.standard_normal((6, 8)).astype(np.float32), rng.integers(0, 4, 6)) for _ in range(2)]
+    report = compare_training(torch_model, ms_model, batches, steps=4,
+                              loss=torch.nn.CrossEntropyLoss(label_smoothing=smoothing),
+                              optimizer=torch.optim.SGD(torch_model.parameters(), lr=0.1),
+                              mindspore_loss=nn.CrossEntropyLoss())
+    return {"id": f"test_train[{pair}]", "check": "training", "pair": pair, "device": "cpu", "ms_mode": "pynative",
+            "status": "passed" if report.passed else "failed", "message": str(report).splitlines()[0],
+            "report": report.to_dict()}
+
+
+@pytest.mark.runtime
+def test_suite_report_draws_training_curves(browser, tmp_path):
+    doc = {"format": 1, "kind": "recompat-suite", "meta": {}, "totals": {},
+           "results": [_training_result("port", 0.0), _training_result("dropped-smoothing", 0.1)]}
+    src, page = tmp_path / "suite.json", tmp_path / "suite.html"
+    src.write_text(json.dumps(doc))
+    assert main(["report", str(src), "-o", str(page)]) == 0
+    open_page(browser, page)
+    assert console_errors(browser) == []
+    opened = browser.execute_script("return Array.from(document.querySelectorAll('#cases details')).map(d => d.open);")
+    assert opened == [False, True], "the failing run expanded"
+    # loss (torch, MindSpore, the float64 run) and divergence per step; only the open one is drawn on screen
+    charts = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#cases svg[data-chart]')).map(s => [s.dataset.chart, "
+        "s.querySelectorAll('polyline').length, s.checkVisibility(), s.getBoundingClientRect().width > 100]);")
+    assert charts == [["loss", 3, False, True], ["divergence", 1, False, True],
+                      ["loss", 3, True, True], ["divergence", 1, True, True]]
+    marks = browser.execute_script("return document.querySelectorAll('#cases details[open] svg line title').length")
+    assert marks == 2, "the first step out of tolerance is marked in both charts"
+    screenshot(browser, "suite-training")
+
+
 def test_mapping_report_filters_by_direction_and_text(browser, tmp_path):
     page = tmp_path / "mappings.html"
     assert main(["report", str(ROOT / "docs" / "mappings.json"), "-o", str(page)]) == 0

@@ -163,6 +163,20 @@ def test_an_api_outside_the_set_is_manual_and_keeps_its_import():
     assert [s.api for s in manual] == ["torch.nn.MultiheadAttention"]
 
 
+def test_a_name_imported_bare_in_annotations_and_defaults_is_one_site_each():
+    # each annotation and default is visited once (a second visit edited the same span: an internal error)
+    out, codes, r = tx("""\
+        from torch import Tensor
+        from torch.nn import Linear
+
+
+        def f(x: list[Tensor], y: Tensor = None, layer=Linear) -> dict[str, Tensor]:
+            return x
+        """)
+    assert "def f(x: list[mindspore.Tensor], y: mindspore.Tensor = None, layer=nn.Dense) -> dict[str, mindspore.Tensor]:" in out
+    assert sorted(s.api for s in r.sites) == ["torch.Tensor"] * 3 + ["torch.nn.Linear"]
+
+
 def test_an_entry_without_a_passing_example_is_not_translated():
     out, codes, _ = tx(HEADER + "act = nn.GELU()\n")
     assert "act = nn.GELU()" in out and "from torch import nn" in out

@@ -120,17 +120,6 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         super().visit_ClassDef(node)
         self._in_model = outer
 
-    def _function(self, node, attrs):
-        a = node.args
-        for arg in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]:
-            if arg is not None and arg.annotation is not None:
-                self.visit(arg.annotation)
-        for default in [*a.defaults, *(d for d in a.kw_defaults if d is not None)]:
-            self.visit(default)
-        if node.returns is not None:
-            self.visit(node.returns)
-        super()._function(node, attrs)
-
     def _model_base(self, base: ast.AST) -> bool:
         if isinstance(base, ast.Name) and base.id in self.model_classes:
             return True
