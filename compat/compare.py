@@ -96,7 +96,8 @@ import numpy as np
 
 from recompat.constants import MS_MODES, either
 
-from .kink_replay import MAX_POOL, MINDSPORE, RELU, TORCH
+from . import kink_replay
+from .kink_replay import MINDSPORE, NOUNS, TORCH
 from .memory import MEASURE, SavedTensors
 from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
 from .tapes import Tapes
@@ -681,14 +682,10 @@ def dropout_row(tape) -> list[CompareRow]:
                        within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]
 
 
-KINK_NOUNS = {RELU: ("ReLU input across 0", "ReLU inputs across 0"),
-              MAX_POOL: ("max-pool pick among near-equal values", "max-pool picks among near-equal values")}
-
-
 def kink_row(branches) -> list[CompareRow]:
-    """The decisions at kinks (a ReLU input's side of 0, a max-pool's pick) the two float32 runs took otherwise
-    than float64 (compat.kink_replay): a row of kind "kink" where any did, or where MindSpore's could not be
-    replayed. It fails where MindSpore decided otherwise beyond round-off (its input there differs, or the op)."""
+    """The decisions at kinks (a ReLU input's side of 0, a ReLU6's segment, a max-pool's pick) the two float32
+    runs took otherwise than float64 (compat.kink_replay): a row of kind "kink" where any did, or where MindSpore's
+    could not be replayed. It fails where MindSpore decided otherwise beyond round-off (its input there differs, or the op)."""
     if branches is None or not branches.calls():
         return []
     differ = {side: branches.differ.get(side, 0) for side in (TORCH, MINDSPORE)}
@@ -698,7 +695,7 @@ def kink_row(branches) -> list[CompareRow]:
         return []
     parts = [branches.calls()]
     for side in (TORCH, MINDSPORE):
-        took = [f"{n} {KINK_NOUNS[kind][n != 1]}" for kind, n in branches.forgiven.get(side, {}).items() if n]
+        took = [f"{n} {NOUNS[kind][n != 1]}" for kind, n in branches.forgiven.get(side, {}).items() if n]
         if took:
             parts.append(f"{side}'s float32 took the other branch at {' and '.join(took)} within round-off (at most "
                          f"{branches.largest[side] / _EPS['float32']:.3g} float32 ulps of its call's largest input "
@@ -709,7 +706,8 @@ def kink_row(branches) -> list[CompareRow]:
                      + ": its input there differs from torch's, or the op does (a ReLU's threshold, a pooling "
                        "window)")
     parts += unreplayed
-    return [CompareRow(name="kinks (ReLU, max-pool)", kind="kink", expected_shape=None, actual_shape=None,
+    return [CompareRow(name=f"kinks ({', '.join(kink_replay.KINDS)})", kind="kink", expected_shape=None,
+                       actual_shape=None,
                        expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
                        within=None, rtol=0.0, atol=0.0, passed=not branches.beyond, message="; ".join(parts))]
 

@@ -1,8 +1,9 @@
-"""Decisions on float32's edge: how the round-off rule survives a kink (a ReLU, a max-pool).
+"""Decisions on float32's edge: how the round-off rule survives a kink (a ReLU, a ReLU6, a max-pool).
 
 The round-off rule (compare.judge_by_reference) measures float32 round-off by torch's distance from a float64
 run. That holds while all three runs take the same branches. A ReLU is a branch: an input within round-off of 0
-may land on one side of 0 in one framework's float32 run and on the other in float64's. So is a max-pool: two
+may land on one side of 0 in one framework's float32 run and on the other in float64's (a ReLU6 has a second kink,
+at 6). So is a max-pool: two
 values of one window within round-off of each other may be ordered otherwise, and the gradient goes to the other
 element. Either way every gradient upstream moves by O(1) (measured: torchvision's resnet18 against mindcv's fails
 on 5 of 8 input seeds in training mode, one ReLU input of 400,000 at 4 ulps of its call's largest decides it; one
@@ -10,14 +11,18 @@ stem max-pool window whose two largest values are 2 ulps apart fails another). T
 no tolerance can tell it from one. So each side is judged against a float64 run that took that side's branches:
 
 * **Both float32 runs record.** torch's ReLU inputs (``torch.relu``, ``torch.relu_``, ``F.relu``, ``F.relu_``,
-  ``Tensor.relu``/``relu_``: what ``nn.ReLU`` calls) and its 2-d max-pools' inputs and picks (``F.max_pool2d``,
-  what ``nn.MaxPool2d`` calls); MindSpore's ReLU decisions (the ReLU primitive, which ``nn.ReLU``, ``ops.relu``
-  and mint's relu run) and max-pool picks (``MaxPool3DWithArgmax``, which ``nn.MaxPool2d(pad_mode="pad")`` runs).
+  ``Tensor.relu``/``relu_``: what ``nn.ReLU`` calls), its ReLU6 inputs (``F.relu6``, and ``F.hardtanh`` between 0
+  and 6: what ``nn.ReLU6`` calls) and its 2-d max-pools' inputs and picks (``F.max_pool2d``,
+  what ``nn.MaxPool2d`` calls); MindSpore's ReLU and ReLU6 decisions (the ReLU primitive, which ``nn.ReLU``,
+  ``ops.relu`` and mint's relu run; the ReLU6 primitive, ``nn.ReLU6``'s and ``ops.relu6``'s)
+  and max-pool picks (``MaxPool3DWithArgmax``, which ``nn.MaxPool2d(pad_mode="pad")`` runs). A clamp's decision is
+  each element's segment (``segments``: below, between or above its kinks).
   Forward calls in order; a recomputation in backward takes its forward call's decision again.
 * **The float64 run replays, only on the edge.** At forward call n, a decision of float64's that differs from the
   side's takes the side's only where the side's is within the round-off rule's own allowance of the kink
   (``band``: ROUNDOFF_FACTOR times torch float32's largest distance from float64 at that call's input, plus
-  FLOOR_ULPS ulps of its largest value): a ReLU input that near 0, a picked value that near its window's max. The
+  FLOOR_ULPS ulps of its largest value): a ReLU input that near 0 (a ReLU6 input that near 0 or 6), a picked value
+  that near its window's max. The
   run along torch's branches measures the bands; a second float64 run along MindSpore's is made only where
   MindSpore decided otherwise than the first within them. torch is judged against the first, MindSpore against
   the second.
@@ -26,7 +31,8 @@ no tolerance can tell it from one. So each side is judged against a float64 run 
   does (a ReLU's threshold, a pooling window).
 
 MindSpore's decisions of a kind are replayed all or nothing: when its forward runs the primitive another number
-of times than torch's, or on other shapes (a ReLU spelled ``ops.maximum(x, 0)``, an in-place relu, a ReLU6; a
+of times than torch's, or on other shapes (a ReLU spelled ``ops.maximum(x, 0)``, an in-place relu, a ReLU6 spelled
+``ops.clamp``; a
 max-pool with pad_mode "same" or "valid", which runs ``ops.MaxPool`` and gives no argmax), none is, and the row
 says why. GRAPH mode compiles the primitives away: nothing to record there.
 """
@@ -40,12 +46,36 @@ import numpy as np
 from .dropout_replay import Phase, _digest
 
 TORCH, MINDSPORE = "torch", "MindSpore"
-RELU, MAX_POOL = "ReLU", "max-pool"
-KINDS = (RELU, MAX_POOL)
+RELU, RELU6, MAX_POOL = "ReLU", "ReLU6", "max-pool"
+KINDS = (RELU, RELU6, MAX_POOL)
+# the clamps: (low, high) (None: no upper kink). A decision is an element's segment: 0 at or below low (the output
+# is low, no gradient), 1 between (x and its gradient pass), 2 at or above high
+CLAMPS = {RELU: (0.0, None), RELU6: (0.0, 6.0)}
 # what a decision's gap is measured from, and how one side may call an op without the recorded primitive
-_FROM = {RELU: "0", MAX_POOL: "its window's max"}
-_ELSEWISE = {RELU: "a ReLU spelled otherwise on one side: ops.maximum, an in-place relu, ReLU6",
+_FROM = {RELU: "0", RELU6: "0 or 6", MAX_POOL: "its window's max"}
+# a decision taken across its kink, as the kink row counts them (one, many)
+NOUNS = {RELU: ("ReLU input across 0", "ReLU inputs across 0"),
+         RELU6: ("ReLU6 input across 0 or 6", "ReLU6 inputs across 0 or 6"),
+         MAX_POOL: ("max-pool pick among near-equal values", "max-pool picks among near-equal values")}
+_ELSEWISE = {RELU: "a ReLU spelled otherwise on one side: ops.maximum, an in-place relu",
+             RELU6: "a ReLU6 spelled otherwise on one side: ops.clamp, ops.hardtanh, torch.clamp",
              MAX_POOL: "a max-pool MindSpore runs without its argmax: pad_mode 'same' or 'valid', mint's max_pool2d"}
+
+
+def segments(x: np.ndarray, kind: str) -> np.ndarray:
+    """Each element's segment of a clamp (CLAMPS): 0 at or below its low kink, 1 between, 2 at or above its high."""
+    low, high = CLAMPS[kind]
+    seg = (x > low).astype(np.int8)
+    if high is not None:
+        seg[x >= high] = 2
+    return seg
+
+
+def _kink_gap(x: np.ndarray, kind: str) -> np.ndarray:
+    """How far each element is from its clamp's nearest kink."""
+    low, high = CLAMPS[kind]
+    gap = np.abs(x - low)
+    return gap if high is None else np.minimum(gap, np.abs(x - high))
 
 
 def _per_kind(make):
@@ -54,8 +84,8 @@ def _per_kind(make):
 
 @dataclass
 class Branches:
-    """What each side decided at its kinks, per kind (ReLU signs, max-pool picks), one array per forward call, and
-    what the float64 runs made of it."""
+    """What each side decided at its kinks, per kind (ReLU and ReLU6 segments, max-pool picks), one array per forward
+    call, and what the float64 runs made of it."""
 
     torch: dict[str, list[tuple[np.ndarray, np.ndarray]]] = _per_kind(list)  # (float32 input, decision) per call
     mindspore: dict[str, list[np.ndarray]] = _per_kind(list)                 # MindSpore's decisions per call
@@ -145,10 +175,11 @@ def _numpy(t) -> np.ndarray:
         raise _Unreadable(f"{type(err).__name__}: {err}") from err
 
 
-def _torch_kinks(relu, max_pool):
-    """torch's entry points to its kinks, patched: ``relu(x, original, inplace, args, kwargs)`` once per ReLU (the
-    call F.relu makes to torch.relu is not counted again), ``max_pool(x, args, kwargs, return_indices)`` once per
-    2-d max-pool (``max_pool2d_with_indices(x, *args, **kwargs)`` computes it)."""
+def _torch_kinks(clamp, max_pool):
+    """torch's entry points to its kinks, patched: ``clamp(kind, x, original, inplace, args, kwargs)`` once per ReLU
+    (the call F.relu makes to torch.relu is not counted again) and ReLU6 (F.relu6, and F.hardtanh between 0 and 6:
+    what nn.ReLU6 calls), ``max_pool(x, args, kwargs, return_indices)`` once per 2-d max-pool
+    (``max_pool2d_with_indices(x, *args, **kwargs)`` computes it)."""
     import torch
     import torch.nn.functional as F
 
@@ -168,12 +199,19 @@ def _torch_kinks(relu, max_pool):
                 busy[0] = False
         return call
 
-    def relu_entry(original, inplace):
+    def relu_entry(original, inplace, kind=RELU):
         def entry(x, *args, **kwargs):
             flag = inplace if inplace is not None else bool(kwargs.get("inplace", args[0] if args else False))
-            return relu(x, original, flag, args, kwargs)
+            return clamp(kind, x, original, flag, args, kwargs)
         entry.original = original
         return once(entry)
+
+    def hardtanh_entry(x, *args, **kwargs):
+        given = dict(zip(("min_val", "max_val", "inplace"), args), **kwargs)
+        if (given.get("min_val", -1.0), given.get("max_val", 1.0)) != CLAMPS[RELU6]:
+            return hardtanh_entry.original(x, *args, **kwargs)  # another hardtanh: not a kink MindSpore records
+        return clamp(RELU6, x, hardtanh_entry.original, bool(given.get("inplace", False)), args, kwargs)
+    hardtanh_entry.original = F.hardtanh
 
     def pool_entry(x, *args, return_indices=False, **kwargs):
         if len(args) > 5:                      # return_indices given by position
@@ -182,7 +220,8 @@ def _torch_kinks(relu, max_pool):
     pool_entry.original = F.max_pool2d
 
     return [
-        (F, {"relu": relu_entry(F.relu, None), "relu_": relu_entry(F.relu_, True), "max_pool2d": once(pool_entry)}),
+        (F, {"relu": relu_entry(F.relu, None), "relu_": relu_entry(F.relu_, True), "max_pool2d": once(pool_entry),
+             "relu6": relu_entry(F.relu6, None, RELU6), "hardtanh": once(hardtanh_entry)}),
         (torch, {"relu": relu_entry(torch.relu, False), "relu_": relu_entry(torch.relu_, True)}),
         (torch.Tensor, {"relu": relu_entry(torch.Tensor.relu, False), "relu_": relu_entry(torch.Tensor.relu_, True)}),
     ]
@@ -204,7 +243,8 @@ def _patching(patches):
 
 @contextlib.contextmanager
 def recording_torch(branches: Branches):
-    """torch's float32 run: each forward ReLU's and max-pool's input and decision kept. Yields the run's phase."""
+    """torch's float32 run: each forward ReLU's, ReLU6's and max-pool's input and decision kept. Yields the run's
+    phase."""
     phase = Phase()
 
     def keep(kind, read):
@@ -214,11 +254,11 @@ def recording_torch(branches: Branches):
             except _Unreadable as err:
                 branches.unreadable[kind] = f"torch's {kind} inputs could not be read ({err}): not replayed"
 
-    def relu(x, original, inplace, args, kwargs):
+    def clamp(kind, x, original, inplace, args, kwargs):
         def read():
             x32 = _numpy(x).astype(np.float32, copy=True)
-            return x32, x32 > 0
-        keep(RELU, read)
+            return x32, segments(x32, kind)
+        keep(kind, read)
         return original(x, *args, **kwargs)
 
     def max_pool(x, args, kwargs, return_indices):
@@ -230,24 +270,28 @@ def recording_torch(branches: Branches):
                                              "picks are not replayed")
         return (out, picks) if return_indices else out
 
-    with _patching(_torch_kinks(relu, max_pool)):
+    with _patching(_torch_kinks(clamp, max_pool)):
         yield phase
 
 
 @contextlib.contextmanager
 def recording_mindspore(branches: Branches):
-    """A MindSpore PyNative run: the ReLU primitive's decisions and MaxPool3DWithArgmax's picks (what
+    """A MindSpore PyNative run: the ReLU and ReLU6 primitives' decisions and MaxPool3DWithArgmax's picks (what
     nn.MaxPool2d with pad_mode="pad" runs, on an axis of 1 inserted) in each forward call. Yields the phase."""
     from mindspore.ops.auto_generate import gen_ops_prim
     from mindspore.ops.operations import nn_ops
 
     phase = Phase()
-    relu_call, pool_call = gen_ops_prim.ReLU.__call__, nn_ops.MaxPool3DWithArgmax.__call__
+    pool_call = nn_ops.MaxPool3DWithArgmax.__call__
 
-    def relu(prim, x, *args, **kwargs):
-        if phase.forward and not args and not kwargs:
-            branches.mindspore[RELU].append(x.asnumpy() > 0)
-        return relu_call(prim, x, *args, **kwargs)
+    def clamp(kind, primitive):
+        call = primitive.__call__
+
+        def recorded(prim, x, *args, **kwargs):
+            if phase.forward and not args and not kwargs:
+                branches.mindspore[kind].append(segments(x.asnumpy(), kind))
+            return call(prim, x, *args, **kwargs)
+        return recorded
 
     def max_pool(prim, x, *args, **kwargs):
         out = pool_call(prim, x, *args, **kwargs)
@@ -257,7 +301,8 @@ def recording_mindspore(branches: Branches):
                                                 else picks)
         return out
 
-    with _patched(gen_ops_prim.ReLU, {"__call__": relu}), \
+    with _patched(gen_ops_prim.ReLU, {"__call__": clamp(RELU, gen_ops_prim.ReLU)}), \
+            _patched(gen_ops_prim.ReLU6, {"__call__": clamp(RELU6, gen_ops_prim.ReLU6)}), \
             _patched(nn_ops.MaxPool3DWithArgmax, {"__call__": max_pool}):
         yield phase
     for kind in KINDS:
@@ -302,7 +347,8 @@ class _Choices:
 
     def choose(self, kind: str, x64: np.ndarray, own: np.ndarray, gap) -> np.ndarray | None:
         """Forward call n of this kind: the decisions to use (None: the run's own). ``gap(decisions)``: how far
-        each decision is from the kink (|x| for a ReLU, the window's max less the picked value for a max-pool)."""
+        each decision is from the kink (from the nearest kink for a ReLU or ReLU6, the window's max less the picked
+        value for a max-pool)."""
         b, side = self.branches, self.side
         n = self.calls[kind]
         self.calls[kind] += 1
@@ -377,18 +423,22 @@ def replaying_torch(branches: Branches, side: str = TORCH):
             return choice
         return decided.get((kind, _digest(x64))) if decided else None
 
-    def relu(x, original, inplace, args, kwargs):
+    def clamp(kind, x, original, inplace, args, kwargs):
         try:
             x64 = _numpy(x)
         except _Unreadable:
-            choices.unreadable(RELU)
+            choices.unreadable(kind)
             return original(x, *args, **kwargs)
-        keep = chosen(RELU, x64, x64 > 0, lambda _: np.abs(x64))
-        if keep is None:
+        seg = chosen(kind, x64, segments(x64, kind), lambda _: _kink_gap(x64, kind))
+        if seg is None:
             return original(x, *args, **kwargs)
-        keep = torch.from_numpy(keep).to(x.device)
-        return x.masked_fill_(~keep, 0.0) if inplace else torch.where(keep, x, torch.zeros((), dtype=x.dtype,
-                                                                                           device=x.device))
+        seg = torch.from_numpy(seg).to(x.device)
+        low, high = CLAMPS[kind]
+        if inplace:
+            x = x.masked_fill_(seg == 0, low)
+            return x if high is None else x.masked_fill_(seg == 2, high)
+        kinked = torch.full_like(x, low) if high is None else torch.where(seg == 0, low, torch.full_like(x, high))
+        return torch.where(seg == 1, x, kinked)
 
     def max_pool(x, args, kwargs, return_indices):
         out, picks = _pool_with_indices(x, args, kwargs)
@@ -405,7 +455,7 @@ def replaying_torch(branches: Branches, side: str = TORCH):
             out = x.flatten(2).gather(2, picks.flatten(2)).view_as(out)
         return (out, picks) if return_indices else out
 
-    with _patching(_torch_kinks(relu, max_pool)):
+    with _patching(_torch_kinks(clamp, max_pool)):
         yield phase
     for kind in KINDS:
         recorded = branches.torch[kind] if side == TORCH else branches.mindspore[kind]

@@ -382,3 +382,86 @@ def test_recording_takes_what_torch_takes():
         F.max_pool2d(torch.randn(3, 8, 8), 2)
     assert len(branches.torch["ReLU"]) == 2 and len(branches.torch[MAX_POOL]) == 1
     assert "not replayed" in branches.unreadable["ReLU"] and "3-d input" in branches.unreadable[MAX_POOL]
+
+
+# ----- ReLU6: a clamp with two kinks (0 and 6)
+
+def test_a_relu6_flip_at_zero_is_judged_along_its_own_branch():
+    """nn.ReLU6 on both sides (torch: F.hardtanh(x, 0, 6); MindSpore: the ReLU6 primitive), the same walk."""
+    import mindspore.nn as mnn
+    import torch.nn as tnn
+
+    flipped = []
+    for ulps in WALK:
+        report = compare(*twins(mnn.ReLU6(), torch_relu=tnn.ReLU6()), [edge_input(ulps)], strict=False)
+        assert report.passed, (ulps, str(report))
+        row = kink(report)
+        if row is not None:
+            assert row.passed and "1 ReLU6 call" in row.message, row.message
+            flipped.append("ReLU6 input across 0 or 6" in row.message)
+    assert any(flipped), "the walk crosses the ReLU6's kink at 0 on one side"
+    failed = [u for u in WALK if not compare(*twins(mnn.ReLU6(), torch_relu=tnn.ReLU6()), [edge_input(u)],
+                                             strict=False, kinks=False).passed]
+    assert failed, "no false alarm without kink replay: the ReLU6 walk no longer reaches the kink"
+
+
+def _replayed_relu6(mindspore_segments, *, inplace=False):
+    """Inputs near 6 (6 - 1e-12: float32 rounds it to 6, float64 does not), near 0 and clear of both: torch's
+    float32 run records through F.hardtanh(x, 0, 6), then the float64 runs replay torch's segments and
+    ``mindspore_segments``. Gives the input gradient and output of each float64 run."""
+    import torch
+    import torch.nn.functional as F
+
+    from recompat.compat.kink_replay import RELU6, Branches, recording_torch, replaying_torch
+
+    values = np.array([[6.0 - 1e-12, 3.0, -2.0, 7.0]])
+    branches = Branches()
+    with recording_torch(branches) as phase, phase.during_forward():
+        F.hardtanh(torch.tensor(values, dtype=torch.float32), 0.0, 6.0)
+    branches.mindspore[RELU6] = [np.array([mindspore_segments], dtype=np.int8)]
+    branches.unreplayed["MindSpore ReLU6"] = branches.mindspore_aligned(RELU6)
+    runs = {}
+    for side in ("torch", "MindSpore"):
+        x = torch.tensor(values, requires_grad=True)
+        with replaying_torch(branches, side) as phase:
+            with phase.during_forward():
+                out = F.relu6(x.clone(), inplace=True) if inplace else F.relu6(x)
+            out.sum().backward()
+        runs[side] = (x.grad.numpy()[0].tolist(), out.detach().numpy()[0].tolist())
+    return branches, runs
+
+
+def test_a_relu6_near_six_follows_each_sides_segment():
+    from recompat.compat.kink_replay import RELU6, segments
+
+    assert segments(np.array([0.0, 1e-30, 5.9, 6.0, 7.0]), RELU6).tolist() == [0, 1, 1, 2, 2]
+    branches, runs = _replayed_relu6([2, 1, 0, 2])        # torch float32 saw 6.0 (clamped); so did MindSpore
+    assert branches.flipped("torch") == 1 and branches.edge == 0
+    assert runs["torch"] == ([0.0, 1.0, 0.0, 0.0], [6.0, 3.0, 0.0, 6.0])
+    for inplace in (False, True):
+        branches, runs = _replayed_relu6([1, 1, 0, 2], inplace=inplace)   # MindSpore passed it: float64's own
+        assert branches.edge == 1 and not branches.beyond
+        assert runs["MindSpore"][0] == [1.0, 1.0, 0.0, 0.0] and runs["MindSpore"][1][0] == 6.0 - 1e-12
+
+
+def test_a_relu6_decision_far_from_its_kinks_is_not_excused():
+    branches, runs = _replayed_relu6([2, 2, 0, 2])        # MindSpore clamped 3.0: a ReLU6 whose top is not 6
+    assert branches.beyond and "ReLU6 call 1" in branches.beyond[0] and "from 0 or 6" in branches.beyond[0]
+    assert runs["MindSpore"][0][1] == 1.0                 # float64's own segment stays
+
+
+def test_another_hardtanh_is_not_a_relu6():
+    import torch
+    import torch.nn.functional as F
+
+    from recompat.compat.kink_replay import RELU6, Branches, recording_torch
+
+    x = torch.randn(2, 3)
+    branches = Branches()
+    with recording_torch(branches) as phase, phase.during_forward():
+        F.hardtanh(x)                                     # -1 .. 1
+        F.hardtanh(x, min_val=0.0, max_val=6.0)
+        F.relu6(x)
+        torch.nn.ReLU6(inplace=True)(x.clone())
+    assert len(branches.torch[RELU6]) == 3
+    assert F.hardtanh(torch.tensor([5.0])).item() == 1.0, "F.hardtanh restored"
