@@ -242,3 +242,31 @@ def test_unknown_scope_is_a_usage_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["translate", ".", "--scope", "everything"])
     assert exc.value.code == 2
+
+
+def test_what_a_dropped_argument_held_is_neither_a_site_nor_an_import():
+    """device= has no counterpart and goes; the torch uses inside it go with it: no manual site is reported for
+    code that is no longer there, and an import only it read is removed (the output reads no torch name)."""
+    out, codes, r = tx(HEADER + """\
+        class Net(nn.Module):
+            def __init__(self, x):
+                super().__init__()
+                self.fc = nn.Linear(4, 2, device=torch.device("cpu") if x.is_cuda else x.device)
+        """)
+    assert "device" not in out and "torch" not in out.replace("torch.", "") and "import torch" not in out, out
+    assert [s.api for s in r.sites if s.status == "manual"] == [], [(s.api, s.status) for s in r.sites]
+    assert "RC306" in codes          # the drop itself is said
+
+
+def test_a_source_name_still_read_elsewhere_keeps_its_import():
+    out, codes, r = tx(HEADER + """\
+        class Net(nn.Module):
+            def __init__(self, x):
+                super().__init__()
+                self.fc = nn.Linear(4, 2, device=x.device)
+                self.act = nn.SELU()
+        """)
+    assert "device" not in out
+    assert "self.act = nn.SELU()" in out and "from torch import nn" in out, out    # nn stays torch's nn
+    assert "mindspore.nn.Dense(4, 2)" in out
+    assert [s.api for s in r.sites if s.status == "manual"] == ["torch.nn.SELU"]

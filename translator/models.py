@@ -86,6 +86,18 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.targets: set[str] = set()         # qualified target names written
         self.model_classes: set[str] = set()
         self._seen: set[int] = set()
+        self._site_start: dict[int, int] = {}   # id(site) -> where its node starts in the text walked
+
+    def site(self, node: ast.AST, api: str) -> Site:
+        site = super().site(node, api)
+        self._site_start[id(site)] = self.src.start(node)
+        return site
+
+    def withdraw(self, removed: list[ast.AST]) -> None:
+        """Code the translation removes (a dropped argument) is not a site any more: what was found inside it goes."""
+        spans = [(self.src.start(n), self.src.end(n)) for n in removed]
+        self.sites = [s for s in self.sites
+                      if not any(a <= self._site_start.get(id(s), -1) < b for a, b in spans)]
 
     # -- walking -----------------------------------------------------------------------------------
 
@@ -485,6 +497,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             kept.append(a.node)
         if plan.drop:
             edits.remove_arguments(src, call, [a.node for a in plan.drop])
+            self.withdraw([a.node for a in plan.drop])
         extra = ", ".join(f"{k}={v}" for k, v in plan.values.items())
         if extra:
             last = max(kept, key=src.end, default=None) if kept else None
@@ -570,8 +583,14 @@ def bound_names(tree: ast.Module, frm: str) -> set[str]:
     return out
 
 
+def loaded_names(tree: ast.Module) -> set[str]:
+    """The names a module's code reads (what its imports must still bind)."""
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
 def drop_source_imports(src: Source, tree: ast.Module, frm: str, kept: set[str]) -> None:
-    """Remove the source framework's imports whose names no code left as it is uses any more."""
+    """Remove the source framework's imports whose names no code left as it is uses any more (`kept`: the names
+    the translated text still reads)."""
     for stmt in names.imports(tree):
         bindings = names.import_bindings(stmt)
         gone = [a for name, qual, a in bindings if name not in kept and (

@@ -82,13 +82,13 @@ def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult
 def _whole_model(data: bytes, path: str, package: str | None, to: str, result: FileResult, m, origin: Origin) -> None:
     """The core API set, on the checkpoint pass's output; `data` is the original file, `origin` maps the lines of
     that output to it (the sites report lines of the user's file)."""
-    from recompat.translator.models import ModelTranslator, add_imports, bound_names, drop_source_imports
+    from recompat.translator.models import ModelTranslator, add_imports, bound_names, drop_source_imports, loaded_names
 
     current = result.new_data or data
     src = Source(current, path, package)
     tree = src.parse()
     tx = ModelTranslator(src, tree, m, to)
-    sites = tx.run()
+    sites = tx.run()    # after run(): a site found in code the translation removed is withdrawn
     origin.remap(sites)
     result.sites += sites
     if not src.edited:
@@ -97,7 +97,8 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     text, imports = tx.spell(src.result(), taken)
     src2 = Source(src.encode(text), path, src.package)
     tree2 = _parse_own_output(src2, path)
-    drop_source_imports(src2, tree2, tx.frm, tx.kept_roots)
+    # a name code left as it is used, and the output still reads (code the translation removed used it no more)
+    drop_source_imports(src2, tree2, tx.frm, tx.kept_roots & loaded_names(tree2))
     add_imports(src2, tree2, imports)
     new = src2.encode(src2.result()) if src2.edited else src2.encode(text)
     _parse_own_output(Source(new, path, package), path)
