@@ -18,7 +18,8 @@ from pathlib import Path
 import recompat
 
 HERE = Path(__file__).parent
-CORE_RULES = ("api_class", "api_function", "tensor_method", "tensor_attribute", "method_name")   # the core API set's rules
+CORE_RULES = ("api_class", "api_function", "api_value", "tensor_method", "tensor_attribute",   # the core API set's rules
+              "method_name")
 TRAINING_RULES = ("optimizer", "loss", "lr_schedule", "grad_clip")   # training.yaml: compare_training's pieces
 MODEL_RULES = CORE_RULES + TRAINING_RULES   # what translate --scope model rewrites: the core API set and training pairs
 

@@ -53,7 +53,29 @@ def test_aliases_are_importable(entry):
         if getattr(entry, side).get("library"):
             continue   # a third-party library's names: not installed here
         for alias in getattr(entry, side).get("aliases", ()):
-            assert callable(signatures.resolve(alias)), f"{entry.id}: alias {alias} is not a callable"
+            if entry.rule == "api_value":   # a value (a dtype): the alias is the same value under another name
+                api = getattr(entry, side)["api"]
+                assert signatures.resolve(alias) == signatures.resolve(api), f"{entry.id}: {alias} is not {api}"
+            else:
+                assert callable(signatures.resolve(alias)), f"{entry.id}: alias {alias} is not a callable"
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.rule == "api_value"], ids=lambda e: e.id)
+def test_a_value_entry_names_one_value_and_it_is_that_sides_dtype(entry):
+    """A dtype's pair: each name is the framework's dtype object, and both sides' are the same width and kind."""
+    import mindspore
+    import numpy as np
+    import torch
+
+    t, m = signatures.resolve(entry.torch["api"]), signatures.resolve(entry.mindspore["api"])
+    assert isinstance(t, torch.dtype), f"{entry.id}: {entry.torch['api']} is not a torch dtype"
+    assert isinstance(m, mindspore.dtype.Type), f"{entry.id}: {entry.mindspore['api']} is not a MindSpore dtype"
+    made = torch.zeros(2, dtype=t)
+    ms_made = mindspore.ops.zeros(2, dtype=m)
+    assert made.element_size() == ms_made.itemsize, entry.id
+    assert made.dtype.is_floating_point == mindspore.ops.is_floating_point(ms_made), entry.id
+    assert str(t).rsplit(".", 1)[1] == str(m).lower(), (str(t), str(m))     # torch.int8 and Int8
 
 
 @pytest.mark.runtime

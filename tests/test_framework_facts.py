@@ -801,3 +801,35 @@ def test_frameworks_yaml_names_what_the_frameworks_have(side):
     data = {n for n in dir(tensor) if not n.startswith("_") and not callable(getattr(tensor, n, None))}
     assert set(fw.tensor_attributes) == data
     assert fw.generic_attributes <= fw.tensor_attributes
+
+
+# --------------------------------------------------------------------------- tensor creation (mappings/tensors.yaml)
+
+@pytest.mark.parametrize("fill,torch_dtype,ms_dtype,ms_values", [
+    (2.7, torch.float32, ms.int64, [2, 2]),
+    (float("-inf"), torch.float32, ms.int64, [-2 ** 63, -2 ** 63]),
+    (True, torch.bool, ms.int64, [1, 1]),
+    (3, torch.int64, ms.int64, [3, 3]),
+])
+def test_full_takes_its_dtype_from_the_fill_value_in_torch_only(pynative, fill, torch_dtype, ms_dtype, ms_values):
+    """torch_full's fill_dtype: without dtype, MindSpore 2.10's ops.full makes int64 of any Python scalar; torch
+    takes the dtype from the fill value's type. The translation writes the dtype out for a float or bool fill."""
+    assert torch.full((2,), fill).dtype == torch_dtype
+    made = ops.full((2,), fill)
+    assert made.dtype == ms_dtype and made.asnumpy().tolist() == ms_values
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, dt: lib.arange(5), lambda lib, dt: lib.arange(0, 5, 0.5), lambda lib, dt: lib.zeros((2, 3)),
+    lambda lib, dt: lib.linspace(0, 1, 5), lambda lib, dt: lib.full_like(lib.ones((2,), dtype=dt), 2.5),
+])
+def test_creation_functions_infer_the_same_dtypes(pynative, make):
+    """tensors.yaml's creation entries carry no dtype where both sides infer the same one."""
+    t, m = make(torch, torch.int64), make(ops, ms.int64)
+    assert str(t.dtype).rsplit(".", 1)[1] == str(m.dtype).lower()
+    np.testing.assert_array_equal(t.numpy(), m.asnumpy())
+
+
+def test_tensor_from_data_infers_the_same_dtypes(pynative):
+    for data in ([1.0, 2.0], [1, 2], [True], 3.5, np.zeros(2), np.zeros(2, np.int32)):
+        assert str(torch.tensor(data).dtype).rsplit(".", 1)[1] == str(ms.tensor(data).dtype).lower(), data

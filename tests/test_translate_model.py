@@ -270,3 +270,54 @@ def test_a_source_name_still_read_elsewhere_keeps_its_import():
     assert "self.act = nn.SELU()" in out and "from torch import nn" in out, out    # nn stays torch's nn
     assert "mindspore.nn.Dense(4, 2)" in out
     assert [s.api for s in r.sites if s.status == "manual"] == ["torch.nn.SELU"]
+
+
+# ----- values (dtypes), sizes as arguments, dtypes written from data
+
+def test_a_dtype_is_a_value_renamed_either_way_aliases_too():
+    out, codes, _ = tx(HEADER + """\
+        def cast(x):
+            return x.to(torch.float32), x.to(torch.float)
+        """)
+    assert "x.to(mindspore.float32), x.to(mindspore.float32)" in out and "import mindspore" in out, out
+    assert "import torch" not in out and codes.count("RC300") == 2
+    back, codes, _ = tx("import mindspore\n\n\ndef cast(x):\n    return x.astype(mindspore.float)\n", to="torch")
+    assert "x.astype(torch.float32)" in back and "import torch" in back, back
+
+
+@pytest.mark.parametrize("call,expected", [
+    ("torch.zeros(2, 3)", "ops.zeros((2, 3))"),
+    ("torch.zeros(n)", "ops.zeros(n)"),
+    ("torch.zeros(x.shape)", "ops.zeros(x.shape)"),
+    ("torch.zeros((2, 3))", "ops.zeros((2, 3))"),
+    ("torch.zeros(*x.shape)", "ops.zeros((*x.shape,))"),
+    ("torch.zeros(b, 3, dtype=torch.float, device=x.device)", "ops.zeros((b, 3), dtype=mindspore.float32)"),
+    ("torch.zeros(\n        b,  # rows\n        3,\n    )", "ops.zeros(\n        (b,  # rows\n        3),\n    )"),
+])
+def test_sizes_given_as_arguments_become_one_tuple(call, expected):
+    out, codes, r = tx(HEADER + f"def make(x, n, b):\n    return {call}\n")
+    assert f"return {expected}\n" in out, out
+    assert [s.status for s in r.sites if s.api == "torch.zeros"] == ["partial" if "device" in call else "converted"]
+
+
+@pytest.mark.parametrize("fill,dtype", [
+    ("2.5", "mindspore.float32"), ("-1e9", "mindspore.float32"), ('float("-inf")', "mindspore.float32"),
+    ("-math.inf", "mindspore.float32"), ("1 / 3", "mindspore.float32"), ("True", "mindspore.bool_"),
+    ("3", None), ("-(2 * 4)", None),
+])
+def test_a_fill_value_gives_the_dtype_torch_would_take(fill, dtype):
+    """MindSpore 2.10's ops.full makes int64 of any Python scalar (2.7 -> 2): the dtype torch takes from the
+    fill value is written out, spelled and imported like every target name (here only ops is imported else)."""
+    out, codes, _ = tx(f"import math\nimport torch\n\n\ndef make():\n    return torch.full((2,), {fill})\n")
+    written = f", dtype={dtype}" if dtype else ""
+    assert f"return ops.full((2,), {fill}{written})\n" in out, out
+    assert ("import mindspore\n" in out) == bool(dtype), out
+    assert codes == ["RC300"]
+
+
+def test_a_fill_value_of_unknown_type_is_left_with_the_reason():
+    out, codes, r = tx("import torch\n\n\ndef make(v):\n    return torch.full((2,), v)\n")
+    assert "torch.full((2,), v)" in out and codes == ["RC309"]
+    assert "ops.full makes int64 from a Python float" in r.sites[0].diagnostics[0].message
+    out, codes, _ = tx("import torch\n\n\ndef make(v):\n    return torch.full((2,), v, dtype=torch.float32)\n")
+    assert "ops.full((2,), v, dtype=mindspore.float32)" in out and codes == ["RC300", "RC300"], (out, codes)

@@ -212,8 +212,57 @@ def gradients(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
                         "after backward(): torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)")
 
 
+_FLOAT_CONSTANTS = {"inf", "nan", "pi", "e", "tau"}      # math.inf, np.nan, ...
+
+
+def _python_type(node: ast.AST) -> type | None:
+    """The Python type of a plain scalar expression (bool, int or float); None when it cannot be told here."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
+        return type(node.value)
+    if isinstance(node, ast.UnaryOp):
+        inner = _python_type(node.operand)
+        return bool if isinstance(node.op, ast.Not) else (int if inner is bool else inner)
+    if isinstance(node, ast.BinOp):
+        kinds = {_python_type(node.left), _python_type(node.right)}
+        if None in kinds:
+            return float if float in kinds else None
+        return float if float in kinds or isinstance(node.op, (ast.Div, ast.Pow)) else int
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool"):
+        return {"float": float, "int": int, "bool": bool}[node.func.id]
+    if (isinstance(node, ast.Attribute) and node.attr in _FLOAT_CONSTANTS and isinstance(node.value, ast.Name)
+            and node.value.id in ("math", "np", "numpy")):
+        return float
+    return None
+
+
+# what torch.full makes of a Python fill value, where MindSpore's ops.full makes int64 (bool: True -> 1)
+_FULL_DTYPES = {float: "mindspore.float32", bool: "mindspore.bool_"}
+
+
+def fill_dtype(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """torch.full takes its dtype from the fill value (float: the default float32; int: int64; bool: bool);
+    MindSpore 2.10's ops.full makes int64 from any Python scalar, so a float fill is truncated (2.7 -> 2, -inf ->
+    -9223372036854775808): a float or bool fill gets its torch dtype written out."""
+    fill, dtype = values["fill_value"].strip(), values.get("dtype")
+    out = {names["fill_value"]: fill}
+    if dtype is not None and not same(dtype, "None"):
+        return {**out, names["dtype"]: dtype.strip()}, None
+    if to != "mindspore":
+        return out, None
+    try:
+        kind = _python_type(ast.parse(fill, mode="eval").body)
+    except SyntaxError:
+        kind = None
+    if kind is int:
+        return out, None
+    if kind in _FULL_DTYPES:
+        return {**out, names["dtype"]: _FULL_DTYPES[kind]}, None
+    raise Unconvertible(f"the fill value {fill} is not a literal: torch takes the dtype from its type, MindSpore's "
+                        "ops.full makes int64 from a Python float (2.7 -> 2); pass dtype=")
+
+
 CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, conv_padding, pool_padding,
-                                      trainable_params, gradients)}
+                                      trainable_params, gradients, fill_dtype)}
 
 
 def apply(name: str, to: str, values: dict, names: dict) -> dict:

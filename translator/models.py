@@ -1,5 +1,5 @@
 """Whole model files (translate --scope model): the core API set of mappings/ (rules api_class, api_function,
-tensor_method, method_name) and the training pairs (optimizer, loss, lr_schedule, grad_clip: called as classes and
+api_value, tensor_method, tensor_attribute, method_name) and the training pairs (optimizer, loss, lr_schedule, grad_clip: called as classes and
 functions are), either way, one mechanism driven by the entries.
 
 Runs after the checkpoint pass, on its output. Every use of the source framework is a site: converted,
@@ -219,6 +219,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return self._unknown(node, qual, root)
         handler(self, node, entry, qual, root)
 
+    @RULES.register("api_value", on="reference")
     @RULES.register("api_class", on="reference")
     @RULES.register("optimizer", on="reference")
     @RULES.register("loss", on="reference")
@@ -474,12 +475,17 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self.targets.add(dst)
         if entry.form == "list_args":
             self._list_args(call, plan)
+        elif entry.form == "size_args":
+            self._size_args(plan)
         dst_sig = signature(getattr(entry, to)["signature"]) or ([], None, [], None)
         dst_positional = dst_sig[0]
         dropped = [a.index for a in plan.drop if a.index is not None]
         in_place = True
         kept = []
         for a, name, text, star in plan.args:
+            if name is None:            # left as written, inside what another argument became
+                kept.append(a.node)
+                continue
             if dropped and a.index is not None and a.index > min(dropped):
                 in_place = False
             if a.index is not None and in_place and (star or (a.index < len(dst_positional)
@@ -498,7 +504,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         if plan.drop:
             edits.remove_arguments(src, call, [a.node for a in plan.drop])
             self.withdraw([a.node for a in plan.drop])
-        extra = ", ".join(f"{k}={v}" for k, v in plan.values.items())
+        extra = ", ".join(f"{k}={self._targets_in(v)}" for k, v in plan.values.items())
         if extra:
             last = max(kept, key=src.end, default=None) if kept else None
             if last is not None:
@@ -525,6 +531,27 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         else:
             text = "*" + text
         plan.args[k] = (a, name, text, star)
+
+    def _size_args(self, plan: "_Plan") -> None:
+        """torch.zeros(2, 3) -> ops.zeros((2, 3)), torch.zeros(*shape) -> ops.zeros((*shape,)); one size or one
+        sequence goes as it is (MindSpore takes either)."""
+        sizes = [x for x in plan.args if x[0].name.startswith("*")]
+        if self.to != "mindspore" or not sizes:
+            return
+        first, last = sizes[0][0].node, sizes[-1][0].node
+        if len(sizes) > 1 or isinstance(first, ast.Starred):
+            self.src.insert(self.src.start(first), "(")
+            self.src.insert(self.src.end(last), ")" if len(sizes) > 1 else ",)")
+        for x in sizes[1:]:
+            plan.args[plan.args.index(x)] = (x[0], None, x[2], x[3])
+
+    def _targets_in(self, text: str) -> str:
+        """A value written from data (a default, a converter's dtype): the target framework's qualified names in it
+        become placeholders, spelled with the others at the end."""
+        def placeholder(m):
+            self.targets.add(m.group(0))
+            return target(m.group(0))
+        return re.sub(rf"(?<![\w.\x00]){self.to}(?:\.[A-Za-z_]\w*)+", placeholder, text)
 
     def _size_to_shape(self, call: ast.Call, site: Site, qual: str) -> None:
         """t.size() -> t.shape, t.size(d) -> t.shape[d] (MindSpore's t.size is the element count)."""

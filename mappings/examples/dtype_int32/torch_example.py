@@ -1,0 +1,16 @@
+"""torch.int32 and its alias torch.int (32 bits on both sides)."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.layer(x), torch.full((2, 3), 5, dtype=torch.int32), torch.ones(3, dtype=torch.int)
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 4, dtype=np.float32).reshape(2, 4)]

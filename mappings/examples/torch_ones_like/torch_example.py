@@ -1,0 +1,17 @@
+"""torch.ones_like: the input's shape and dtype, or another dtype."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.layer(x)
+        return h * torch.ones_like(h), torch.ones_like(h, dtype=torch.bool)
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 4, dtype=np.float32).reshape(2, 4)]
