@@ -5,6 +5,8 @@ partial (rewritten, with a warning) and manual (left as it is) are counted separ
 
   examples     the repository's examples/ (the demo project), --to mindspore
   torch-nn     the installed torch package's torch/nn/modules/*.py (found without importing torch), --to mindspore
+  monai        the installed MONAI package's monai/networks (nets, blocks, layers: real model code nobody here
+               wrote; a test dependency, `pip install -e '.[test]'`), --to mindspore
   seeds        the model code blocks of the seed documents (../shared/seeds/, read by recompat.compat.seeds),
                each framework's blocks to the other one: MindSpore's --to torch, torch's --to mindspore
 
@@ -13,7 +15,7 @@ the most frequent manual APIs (with the diagnostic code that kept them: RC301 no
 proven by its paired example, RC303/RC309 a call or argument the mapping cannot carry) -- what to add to
 mappings/ next -- and the time the engine took (mappings loaded before, not counted).
 
-    python bench/convert_bench.py [--corpus examples|torch-nn|seeds ...] [--top 15] [-j 1] [--seeds DIR]
+    python bench/convert_bench.py [--corpus examples|torch-nn|monai|seeds ...] [--top 15] [-j 1] [--seeds DIR]
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CORPORA = ("examples", "torch-nn", "seeds")
+CORPORA = ("examples", "torch-nn", "monai", "seeds")
 
 
 def package_dir(name: str) -> Path | None:
@@ -100,8 +102,18 @@ def pct(n: int, total: int) -> str:
     return f"{100 * n / total:5.1f}%" if total else "    -"
 
 
-def show(title: str, runs: list[tuple[str, float, object]], top: int) -> dict:
-    """Print one corpus's figures; `runs`: (direction, seconds, report) -- one, or one per direction."""
+def parse_seconds(folder: Path) -> float:
+    """One ast.parse pass over a tree's Python files (read first): the baseline the engine's time is set against."""
+    texts = [p.read_bytes() for p in sorted(folder.rglob("*.py"))]
+    t0 = time.perf_counter()
+    for text in texts:
+        ast.parse(text)
+    return time.perf_counter() - t0
+
+
+def show(title: str, runs: list[tuple[str, float, object]], top: int, baseline: float | None = None) -> dict:
+    """Print one corpus's figures; `runs`: (direction, seconds, report) -- one, or one per direction; `baseline`:
+    seconds of one ast.parse pass over the same files."""
     files = sum(r.summary.files_scanned for _, _, r in runs)
     examined = sum(r.summary.files_examined for _, _, r in runs)
     lines = sum(r.summary.lines for _, _, r in runs)
@@ -140,6 +152,9 @@ def show(title: str, runs: list[tuple[str, float, object]], top: int) -> dict:
               f"used as values (base classes, annotations, forward/construct definitions)")
     print(f"time: {seconds:.2f} s for {lines:,} lines ({lines / seconds:,.0f} lines/s)" if seconds > 0 else
           "time: -")
+    if baseline:
+        print(f"  one ast.parse pass of the same files: {baseline:.2f} s; the translation takes "
+              f"{seconds / baseline:.1f}x that")
     for res in failed:
         print(f"  failed: {res.error}")
     ranked = sorted(manual.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
@@ -173,7 +188,7 @@ def seed_files(folder: Path, out: Path) -> dict[str, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", action="append", choices=CORPORA,
-                    help="corpus to measure, repeatable (default: all three)")
+                    help="corpus to measure, repeatable (default: all)")
     ap.add_argument("--top", type=int, default=15, help="manual APIs listed per corpus (default: %(default)s)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="engine worker processes (default: %(default)s)")
     ap.add_argument("--seeds", type=Path, default=REPO.parent / "shared" / "seeds",
@@ -204,6 +219,15 @@ def main(argv: list[str] | None = None) -> int:
             t, report = run_engine(files, "mindspore", args.jobs)
             totals["torch-nn"] = show(f"torch/nn/modules/*.py ({torch_dir / 'nn' / 'modules'})",
                                       [("mindspore", t, report)], args.top)
+    if "monai" in corpora:
+        monai_dir = package_dir("monai")
+        if monai_dir is None:
+            print("== monai/networks: MONAI is not installed here (pip install -e '.[test]') -- skipped\n")
+        else:
+            networks = monai_dir / "networks"
+            t, report = run_engine([str(networks)], "mindspore", args.jobs)
+            totals["monai"] = show(f"monai/networks ({networks})", [("mindspore", t, report)], args.top,
+                                   parse_seconds(networks))
     if "seeds" in corpora:
         if not args.seeds.is_dir():
             print(f"== seeds: no folder {args.seeds} -- skipped\n")

@@ -187,6 +187,17 @@ class ReportedApi:
         return (self.api, *self.aliases)
 
 
+@dataclass(frozen=True)
+class Marker:
+    """markers.yaml: a torch name that tells a compiler something and changes nothing in eager execution."""
+
+    api: str
+    becomes: str              # identity | false | subscript
+    why: dict                 # en / zh
+    argument: int = 0         # identity: the argument a call gives
+    takes: str = "function"   # what it takes in its probe
+
+
 @dataclass(frozen=True, eq=False)   # hashed by identity: derived data is cached per Mappings
 class Mappings:
     entries: tuple[Entry, ...]
@@ -198,6 +209,7 @@ class Mappings:
     reported: tuple[ReportedApi, ...] = ()          # reported.yaml
     training: tuple[Entry, ...] = ()                # training.yaml: optimizers, losses, schedules, clipping
     loop: tuple[ReportedApi, ...] = ()              # training.yaml: the loop's methods, reported by --scope model
+    markers: tuple[Marker, ...] = ()                # markers.yaml: torch's compiler markers
 
     def reported_api(self, side: str, qualname: str) -> ReportedApi | None:
         """The reported name of `side` that covers `qualname` most closely (not for kind method); None if none."""
@@ -422,7 +434,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 1                      # bump when what a cache file holds changes shape
+CACHE_FORMAT = 2                      # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 
@@ -533,7 +545,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     entries, training, diagnostics = [], [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
-    layers, wrappers, dropout, frameworks, reported, loop = [], [], set(), {}, {}, []
+    layers, wrappers, dropout, frameworks, reported, loop, markers = [], [], set(), {}, {}, [], {}
     for path, text in texts:
         try:
             text = text.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text() reads
@@ -564,6 +576,10 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             layers.append(_layer(raw, path, i))
         for raw in data.get("wrappers", []):
             wrappers.append(Wrapper(cls=raw["class"], attribute=raw["attribute"], note=raw["note"]))
+        for i, raw in enumerate(data.get("markers", [])):
+            if raw["api"] in markers:
+                raise MappingError(f"{path}: markers/{i}: {raw['api']} is listed twice")
+            markers[raw["api"]] = Marker(**raw)
         for raw in data.get("loop", []):
             loop.append(ReportedApi(**{**raw, "aliases": tuple(raw.get("aliases", ()))}))
         for i, raw in enumerate(data.get("reported", [])):
@@ -605,7 +621,8 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
         pairs[key] = e.id
     return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers),
                     wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
-                    reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training), loop=tuple(loop))
+                    reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training), loop=tuple(loop),
+                    markers=tuple(markers.values()))
 
 
 @functools.lru_cache(maxsize=None)

@@ -25,6 +25,7 @@ from mindspore import Tensor, nn, ops
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 
 from conftest import Block, DropBlock   # the shared MindSpore test cells
+from recompat import mappings
 
 pytestmark = pytest.mark.runtime
 
@@ -833,3 +834,44 @@ def test_creation_functions_infer_the_same_dtypes(pynative, make):
 def test_tensor_from_data_infers_the_same_dtypes(pynative):
     for data in ([1.0, 2.0], [1, 2], [True], 3.5, np.zeros(2), np.zeros(2, np.int32)):
         assert str(torch.tensor(data).dtype).rsplit(".", 1)[1] == str(ms.tensor(data).dtype).lower(), data
+
+
+# --------------------------------------------------------------------------- compiler markers (mappings/markers.yaml)
+
+def _interface_probe(x: torch.Tensor) -> torch.Tensor:   # TorchScript compiles what a probe scripts from source
+    return x * 3
+
+
+class _InterfaceProbe(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        pass
+
+
+@pytest.mark.parametrize("marker", mappings.default().markers, ids=lambda m: m.api)
+def test_a_marker_changes_nothing_in_eager_execution(marker):
+    """Each marker is run eagerly and what the translation puts in its place gives the same: identity returns
+    (or computes as) what it takes, false is False, subscript is an annotation only."""
+    from recompat.reports.signatures import resolve
+
+    m = resolve(marker.api)
+    x = torch.tensor([2.0, -1.0])
+    if marker.becomes == "false":
+        assert m() is False
+    elif marker.becomes == "subscript":
+        namespace = {"m": m}
+        exec("class A:\n    depth: m[int] = 3\n", namespace)
+        assert namespace["A"].depth == 3
+    elif marker.argument:
+        assert m(list[int], [1, 2]) == [1, 2]
+    elif marker.takes == "class":
+        assert m(_InterfaceProbe) is _InterfaceProbe
+    elif marker.takes == "module":
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(2, 2)
+        assert torch.equal(m(layer)(x), layer(x)) and torch.equal(m(_interface_probe)(x), _interface_probe(x))
+    elif marker.takes == "name":   # torch.fx.wrap must be called at a module's top level
+        namespace = {}
+        exec(f"import torch\ndef g(x):\n    return x + 1\nr = {marker.api}('g')\n", namespace)
+        assert namespace["r"] == "g" and namespace["g"](1) == 2
+    else:
+        assert torch.equal(m(_interface_probe)(x), _interface_probe(x))

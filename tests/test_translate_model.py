@@ -26,7 +26,7 @@ UNPROVEN = {"t_gelu"}    # no output.txt: not translated (RC302)
 def maps(tmp_path_factory):
     folder = tmp_path_factory.mktemp("mappings")
     for name in ("diagnostics.yaml", "parameters.yaml", "checkpoint.yaml", "recompute.yaml", "frameworks.yaml",
-                 "schema.json"):
+                 "markers.yaml", "schema.json"):
         shutil.copy(mappings.HERE / name, folder / name)
     shutil.copy(DATA, folder / "core.yaml")
     loaded = mappings.load(folder)
@@ -321,3 +321,54 @@ def test_a_fill_value_of_unknown_type_is_left_with_the_reason():
     assert "ops.full makes int64 from a Python float" in r.sites[0].diagnostics[0].message
     out, codes, _ = tx("import torch\n\n\ndef make(v):\n    return torch.full((2,), v, dtype=torch.float32)\n")
     assert "ops.full((2,), v, dtype=mindspore.float32)" in out and codes == ["RC300", "RC300"], (out, codes)
+
+
+# ----- compiler markers (mappings/markers.yaml)
+
+def test_compiler_markers_are_replaced_by_what_they_give_eagerly():
+    out, codes, r = tx(HEADER + """\
+        from typing import List
+        from torch.jit import Final
+
+        torch.fx.wrap("helper")
+
+
+        @torch.jit.interface
+        class Proto(nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                pass
+
+
+        class Net(nn.Module):
+            scale: Final[float]
+
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.jit.script(nn.Linear(3, 3))
+
+            @torch.jit.ignore(drop=False)
+            def helper(self, x):  # kept
+                return x * 2
+
+            def forward(self, x):
+                if torch.jit.is_scripting():
+                    return x
+                out: List[torch.Tensor] = torch.jit.annotate(List[torch.Tensor], [])
+                return out
+        """)
+    assert "jit" not in out and "fx" not in out and "import torch" not in out, out
+    assert "\n\nclass Proto(nn.Cell):" in out and "    scale: float\n" in out
+    assert "self.fc = nn.Dense(3, 3)" in out
+    assert "\n    def helper(self, x):  # kept\n" in out and "if False:" in out
+    assert "out: List[mindspore.Tensor] = []" in out
+    assert codes.count("RC312") == 7 and not [s for s in r.sites if s.status != "converted"]
+
+
+def test_a_marker_called_another_way_is_an_api_use_like_any_other():
+    out, codes, r = tx(HEADER + """\
+        def make(m, example):
+            return torch.jit.script(m, example_inputs=example), torch.jit.is_scripting(m)
+        """)
+    assert "torch.jit.script(m, example_inputs=example), torch.jit.is_scripting(m)" in out
+    assert [(s.api, s.status) for s in r.sites] == [("torch.jit.script", "manual"), ("torch.jit.is_scripting", "manual")]
+

@@ -87,6 +87,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.model_classes: set[str] = set()
         self._seen: set[int] = set()
         self._site_start: dict[int, int] = {}   # id(site) -> where its node starts in the text walked
+        # torch's compiler markers (markers.yaml), replaced by what they give in eager execution
+        self.markers = {mk.api: mk for mk in mappings.markers} if self.frm == "torch" else {}
+        self._removed: set[int] = set()        # nodes the translation removed whole: not walked
+
+    def visit(self, node):
+        if id(node) not in self._removed:
+            super().visit(node)
 
     def site(self, node: ast.AST, api: str) -> Site:
         site = super().site(node, api)
@@ -125,8 +132,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                     for entry in self.by_attr.get(stmt.name, ()):
                         if handler := RULES.handler(entry.rule, "def"):
                             handler(self, node, stmt, entry)
-        for base in [*node.bases, *(k.value for k in node.keywords)]:
-            self.visit(base)
+        self._drop_marker_decorators(node)
+        for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            self.visit(expr)
         outer = getattr(self, "_in_model", False)
         self._in_model = is_model
         super().visit_ClassDef(node)
@@ -152,9 +160,66 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.src.replace(at, at + len(fn.name), new)
         self.diag(site, "RC308", old=fn.name, new=new, cls=cls.name)
 
+    # -- compiler markers (markers.yaml) ---------------------------------------------------------------
+
+    def _function(self, node, attrs):
+        self._drop_marker_decorators(node)
+        super()._function(node, attrs)
+
+    def _marker(self, node: ast.AST):
+        return self.markers.get(self.qualname(node)[0]) if self.markers else None
+
+    def _marker_site(self, node: ast.AST, marker, change: str) -> None:
+        self.diag(self.site(node, marker.api), "RC312", api=marker.api, change=change, why=marker.why["en"])
+
+    def _drop_marker_decorators(self, node) -> None:
+        """@torch.jit.ignore, @torch.jit.unused(...), ...: the decorator's lines go; what it decorates stays."""
+        for d in node.decorator_list:
+            marker = self._marker(d.func if isinstance(d, ast.Call) else d)
+            if marker is None or marker.becomes != "identity":
+                continue
+            self.src.replace(self.src.line_start(d.lineno), self.src.line_end(d.end_lineno), "")
+            self._removed.add(id(d))
+            self._marker_site(d, marker, "decorator removed")
+
+    def _marker_call(self, call: ast.Call, marker) -> bool:
+        """torch.jit.is_scripting() -> False; torch.jit.script(m) -> m (a statement of its own goes). False where
+        the call has another shape than the marker's (it is then an API use like any other)."""
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        if marker.becomes == "false" and not call.args:
+            self.src.replace_node(call, "False")
+            self._marker_site(call, marker, "replaced by False")
+            return True
+        if marker.becomes != "identity" or len(call.args) <= marker.argument:
+            return False
+        kept = call.args[marker.argument]
+        self.visit(kept)
+        if isinstance(self.stmt, ast.Expr) and self.stmt.value is call:
+            self.src.render_node(self.stmt)
+            edits.delete_statement(self.src, self.tree, self.stmt)
+            self._marker_site(call, marker, "statement removed")
+        else:
+            self.src.replace_node(call, self.src.render_node(kept))
+            self._marker_site(call, marker, "replaced by its argument")
+        return True
+
+    def visit_Subscript(self, node: ast.Subscript):
+        """torch.jit.Final[int] -> int."""
+        marker = self._marker(node.value)
+        if marker is None or marker.becomes != "subscript":
+            return self.generic_visit(node)
+        self.visit(node.slice)
+        self.src.replace_node(node, self.src.render_node(node.slice))
+        self._marker_site(node, marker, "replaced by the type it wraps")
+
+    # -- calls and references ------------------------------------------------------------------------
+
     def visit_Call(self, node: ast.Call):
         func = node.func
         qual, root = self.qualname(func)
+        if (marker := self.markers.get(qual)) is not None and self._marker_call(node, marker):
+            return
         if self.ours(qual):
             self._seen.add(id(func))      # a call, not a reference
         else:
