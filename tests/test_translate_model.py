@@ -173,7 +173,7 @@ def test_a_name_imported_bare_in_annotations_and_defaults_is_one_site_each():
         def f(x: list[Tensor], y: Tensor = None, layer=Linear) -> dict[str, Tensor]:
             return x
         """)
-    assert "def f(x: list[mindspore.Tensor], y: mindspore.Tensor = None, layer=nn.Dense) -> dict[str, mindspore.Tensor]:" in out
+    assert "def f(x: list[mindspore.Tensor], y: mindspore.Tensor = None, layer=torch_signature(nn.Dense)) -> dict[str, mindspore.Tensor]:" in out
     assert sorted(s.api for s in r.sites) == ["torch.Tensor"] * 3 + ["torch.nn.Linear"]
 
 
@@ -372,3 +372,39 @@ def test_a_marker_called_another_way_is_an_api_use_like_any_other():
     assert "torch.jit.script(m, example_inputs=example), torch.jit.is_scripting(m)" in out
     assert [(s.api, s.status) for s in r.sites] == [("torch.jit.script", "manual"), ("torch.jit.is_scripting", "manual")]
 
+
+
+# ----- a class passed around as a value (recompat.runtime.torch_signature)
+
+def test_a_layer_class_passed_as_a_value_takes_torchs_arguments_where_it_is_called():
+    out, codes, r = tx(HEADER + """\
+        import functools
+
+        TYPES = (nn.Linear, nn.Conv2d)
+        make = functools.partial(nn.Linear, bias=False)
+
+
+        class Net(nn.Module):
+            def __init__(self, act=nn.ReLU):
+                super().__init__()
+                self.act = act()
+
+            def forward(self, x: nn.Linear) -> nn.Module:
+                if isinstance(x, (nn.Linear, nn.Conv2d)) or issubclass(type(x), nn.Linear):
+                    return x
+        """)
+    assert "TYPES = (torch_signature(nn.Dense), torch_signature(nn.Conv2d))" in out, out
+    assert "functools.partial(torch_signature(nn.Dense), bias=False)" in out
+    assert "def __init__(self, act=torch_signature(nn.ReLU)):" in out
+    assert "from recompat.runtime import torch_signature\n" in out
+    # a type is no call: base classes, annotations, isinstance and issubclass keep the class itself
+    assert "class Net(nn.Cell):" in out and "def construct(self, x: nn.Dense) -> nn.Cell:" in out
+    assert "isinstance(x, (nn.Dense, nn.Conv2d)) or issubclass(type(x), nn.Dense)" in out
+    assert codes.count("RC313") == 4 and not [s for s in r.sites if s.status != "converted"]
+
+
+def test_a_value_passed_to_torch_is_not_wrapped():
+    """From MindSpore there is no adapter: a class whose call differs is renamed and reported partial (RC305)."""
+    back, codes, r = tx("from mindspore import nn\n\n\nTYPES = (nn.Dense,)\n", to="torch")
+    assert "TYPES = (nn.Linear,)" in back and "torch_signature" not in back
+    assert codes == ["RC305"] and "renamed or converted parameters" in r.sites[0].diagnostics[0].message

@@ -28,6 +28,9 @@ OTHER = {"mindspore": "torch", "torch": "mindspore"}
 RULES = Rules("the core API set (--scope model)")
 
 _PLACEHOLDER = re.compile(r"\x00([A-Za-z_][\w.]*)\x00")
+# what translated code calls where a MindSpore class is passed around as a value (recompat/runtime.py)
+RUNTIME_ADAPTER = "torch_signature"
+RUNTIME_IMPORT = f"from recompat.runtime import {RUNTIME_ADAPTER}"
 _LITERAL_RECEIVERS = (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp)
 
 
@@ -85,6 +88,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.kept_roots: set[str] = set()      # source-framework names still used by code left as it is
         self.targets: set[str] = set()         # qualified target names written
         self.model_classes: set[str] = set()
+        self.runtime = False                   # the output calls recompat.runtime (RUNTIME_ADAPTER)
         self._seen: set[int] = set()
         self._site_start: dict[int, int] = {}   # id(site) -> where its node starts in the text walked
         # torch's compiler markers (markers.yaml), replaced by what they give in eager execution
@@ -295,30 +299,49 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self.kept_roots.add(root)
             return self.diag(site, "RC302", api=qual, id=entry.id)
         dst = entry.names(self.to)[0]
-        self.src.replace_node(node, target(dst))
         self.targets.add(dst)
         differing = [getattr(p, self.to) or getattr(p, self.frm) for p in entry.params
                      if p.fill and getattr(p, self.frm) and getattr(p, self.to)
                      and getattr(p, f"{self.frm}_default") is not None and getattr(p, f"{self.to}_default") is not None
                      and not convert.same(getattr(p, f"{self.frm}_default"), getattr(p, f"{self.to}_default"))
                      and not p.convert]
-        if differing and not self._base_or_annotation(node):
-            self.diag(site, "RC305", api=qual, target=dst, params=", ".join(differing))
-        else:
+        same_call = not differing and not entry.form and all(
+            p.action == "keep" and getattr(p, self.frm) == getattr(p, self.to) and not p.convert for p in entry.params)
+        if id(node) in self._type_positions or same_call:
+            self.src.replace_node(node, target(dst))
             self.diag(site, "RC300", source=qual, target=dst)
+        elif self.to == "mindspore" and entry.rule == "api_class":
+            # passed around as a value, the class is called elsewhere with torch's arguments: they are translated
+            # where it is called, by the same entry (recompat.runtime.torch_signature)
+            self.src.replace_node(node, f"{RUNTIME_ADAPTER}({target(dst)})")
+            self.runtime = True
+            self.diag(site, "RC313", source=qual, target=dst, adapter=RUNTIME_ADAPTER)
+        else:
+            self.src.replace_node(node, target(dst))
+            what = (f"the defaults that differ ({', '.join(differing)})" if differing
+                    else "its renamed or converted parameters")
+            self.diag(site, "RC305", api=qual, target=dst, what=what)
 
-    def _base_or_annotation(self, node: ast.AST) -> bool:
+    @functools.cached_property
+    def _type_positions(self) -> set[int]:
+        """The nodes where a class is a type and is not called: base classes, annotations, isinstance's and
+        issubclass's second argument, except clauses."""
+        roots: list[ast.AST] = []
         for n in ast.walk(self.tree):
-            if isinstance(n, ast.ClassDef) and any(b is node for b in n.bases):
-                return True
-            if isinstance(n, ast.arg) and n.annotation is not None and any(x is node for x in ast.walk(n.annotation)):
-                return True
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None and any(
-                    x is node for x in ast.walk(n.returns)):
-                return True
-            if isinstance(n, ast.AnnAssign) and any(x is node for x in ast.walk(n.annotation)):
-                return True
-        return False
+            if isinstance(n, ast.ClassDef):
+                roots += n.bases
+            elif isinstance(n, ast.arg) and n.annotation is not None:
+                roots.append(n.annotation)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
+                roots.append(n.returns)
+            elif isinstance(n, ast.AnnAssign):
+                roots.append(n.annotation)
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
+                  and len(n.args) == 2):
+                roots.append(n.args[1])
+            elif isinstance(n, ast.ExceptHandler) and n.type is not None:
+                roots.append(n.type)
+        return {id(x) for root in roots for x in ast.walk(root)}
 
     def _self_or_super(self, node: ast.AST) -> bool:
         if not getattr(self, "_in_model", False):
@@ -644,6 +667,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             imports.add(f"import {root}")
             return qual
 
+        if self.runtime:
+            imports.add(RUNTIME_IMPORT)
         return _PLACEHOLDER.sub(name, text), imports
 
 

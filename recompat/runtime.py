@@ -1,0 +1,128 @@
+"""What translated code imports from recompat (translate --scope model, torch -> MindSpore).
+
+A torch layer class passed around as a value (a factory's table, `functools.partial(nn.Conv2d, ...)`, a default
+argument) is called somewhere the translator cannot see, with torch's arguments. The translation writes
+``torch_signature(nn.Conv2d)`` there: a subclass of the MindSpore class whose constructor takes torch's arguments
+and translates them, when it is called, by the same mapping entry and the same translator that rewrite a call
+written out (the call is rebuilt as text, translated with ``--scope model`` and its arguments evaluated). Instances
+are instances of the MindSpore class. A call the entry cannot carry over raises TypeError with the translator's
+reason.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+
+__all__ = ["torch_signature"]
+
+
+def torch_signature(cls: type) -> type:
+    """``cls`` (a MindSpore class of a mapping entry translated from torch) constructed with torch's arguments."""
+    return _adapter(cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _adapter(cls: type) -> type:
+    entry = _entries_by_class().get(cls)
+    if entry is None:
+        raise TypeError(f"recompat.runtime.torch_signature: {cls.__module__}.{cls.__qualname__} is not the MindSpore "
+                        "class of a mapping entry translated from torch (see recompat's docs/en/index.md)")
+    api = entry.torch["api"]
+
+    def __init__(self, *args, **kwargs):
+        margs, mkwargs = _arguments(api, args, kwargs)
+        cls.__init__(self, *margs, **mkwargs)
+
+    __init__.__signature__ = _signature(entry.torch["signature"])   # code that inspects it sees torch's parameters
+    return type(cls.__name__, (cls,), {
+        "__init__": __init__, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+        "__doc__": f"{cls.__name__}, constructed with the arguments of {api} (recompat.runtime.torch_signature)."})
+
+
+class _Default:
+    """A recorded default, shown as written (it may name the source framework: torch.strided)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _signature(recorded: str) -> inspect.Signature:
+    """The recorded signature as inspect gives one, with ``self`` first."""
+    from recompat.mappings import signature_arguments
+
+    a = signature_arguments(recorded)
+    P = inspect.Parameter
+    positional = [*a.posonlyargs, *a.args]
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    params += [P(x.arg, P.POSITIONAL_ONLY if x in a.posonlyargs else P.POSITIONAL_OR_KEYWORD,
+                 default=P.empty if d is None else _Default(ast.unparse(d))) for x, d in zip(positional, defaults)]
+    if a.vararg:
+        params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
+    params += [P(x.arg, P.KEYWORD_ONLY, default=P.empty if d is None else _Default(ast.unparse(d)))
+               for x, d in zip(a.kwonlyargs, a.kw_defaults)]
+    if a.kwarg:
+        params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+@functools.lru_cache(maxsize=None)
+def _entries_by_class() -> dict:
+    """Each MindSpore class of an api_class entry translated from torch -> its entry."""
+    from recompat import mappings
+    from recompat.reports.signatures import resolve
+
+    found = {}
+    for entry in mappings.default().model_scope["torch"].values():
+        if entry.rule == "api_class":
+            try:
+                found.setdefault(resolve(entry.mindspore["api"]), entry)
+            except (ImportError, AttributeError):
+                continue
+    return found
+
+
+def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[list, dict]:
+    """torch's arguments of ``api`` -> MindSpore's: the call is written as text (a value that reads back as itself
+    as its literal, any other as a name), translated, and its arguments evaluated with those names bound."""
+    values: dict[str, object] = {}
+
+    def text(value) -> str:
+        try:
+            literal = repr(value)
+            if type(ast.literal_eval(literal)) is type(value) and ast.literal_eval(literal) == value:
+                return literal
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+        name = f"_recompat_value{len(values)}"
+        values[name] = value
+        return name
+
+    call = ", ".join([*(text(a) for a in args), *(f"{k}={text(v)}" for k, v in kwargs.items())])
+    imports, arg_texts, kwarg_texts = _translated(api, call)
+    namespace = dict(values)
+    exec(imports, namespace)    # the target framework's imports the translated text needs
+    return ([eval(t, namespace) for t in arg_texts],
+            {k: eval(t, namespace) for k, t in kwarg_texts.items()})
+
+
+@functools.lru_cache(maxsize=4096)
+def _translated(api: str, call: str) -> tuple[str, list[str], dict[str, str]]:
+    """``api(call)`` translated to MindSpore: (its import lines, positional argument texts, keyword texts)."""
+    from recompat.translator.translate import translate_bytes
+
+    source = f"import torch\n\n\ndef _call():\n    return {api}({call})\n"
+    result = translate_bytes(source.encode(), "<recompat.runtime>", to="mindspore", scope="model")
+    manual = [d.message for site in result.sites for d in site.diagnostics if d.status == "manual"]
+    if manual or result.new_data is None:
+        raise TypeError(f"recompat.runtime.torch_signature: {api}({call}) has no MindSpore counterpart: "
+                        + (manual[0] if manual else "the call is left as it is"))
+    tree = ast.parse(result.new_data)
+    imports = "\n".join(ast.unparse(s) for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom)))
+    made = next(s for s in tree.body if isinstance(s, ast.FunctionDef)).body[0].value
+    return (imports, [ast.unparse(a) for a in made.args],
+            {k.arg: ast.unparse(k.value) for k in made.keywords})

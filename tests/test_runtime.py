@@ -1,0 +1,61 @@
+"""recompat.runtime.torch_signature: a MindSpore class passed around as a value, constructed with torch's
+arguments where translated code calls it (translate --scope model writes it; RC313)."""
+from __future__ import annotations
+
+import inspect
+import os
+
+os.environ.setdefault("GLOG_v", "3")
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.runtime
+
+
+def test_a_layer_made_with_torchs_arguments_computes_what_torchs_does():
+    import mindspore
+    import torch
+
+    from recompat.compat import compare
+    from recompat.runtime import torch_signature
+
+    conv = torch_signature(mindspore.nn.Conv2d)(1, 4, 3, padding=1, bias=False, device="cpu")
+    assert isinstance(conv, mindspore.nn.Conv2d) and type(conv).__name__ == "Conv2d"
+    assert (conv.pad_mode, conv.padding, conv.has_bias) == ("pad", 1, False)
+    torch.manual_seed(0)
+    twin = torch.nn.Conv2d(1, 4, 3, padding=1, bias=False)
+    report = compare(twin, conv, [np.linspace(-1, 1, 2 * 64, dtype=np.float32).reshape(2, 1, 8, 8)])
+    assert report.passed, str(report)
+    norm = torch_signature(mindspore.nn.BatchNorm2d)(num_features=4, momentum=0.25)
+    assert norm.momentum == mindspore.nn.BatchNorm2d(4, momentum=0.75).momentum   # 1 - torch's
+
+
+def test_it_shows_torchs_signature_to_code_that_inspects_it():
+    """Factories ask a class which options it takes (MONAI's has_option: num_features or num_channels)."""
+    import mindspore
+
+    from recompat.runtime import torch_signature
+
+    params = inspect.signature(torch_signature(mindspore.nn.BatchNorm2d)).parameters
+    assert list(params)[:3] == ["num_features", "eps", "momentum"] and "self" not in params
+
+
+def test_a_value_that_is_no_literal_is_passed_as_it_is():
+    import mindspore
+
+    from recompat.runtime import torch_signature
+
+    dense = torch_signature(mindspore.nn.Dense)(4, 2, dtype=mindspore.float16)
+    assert dense.in_channels == 4 and dense.weight.dtype == mindspore.float16
+
+
+def test_what_has_no_counterpart_fails_with_the_reason():
+    import mindspore
+
+    from recompat.runtime import torch_signature
+
+    with pytest.raises(TypeError, match=r"torch.nn.Conv2d\(1, 4, 3, padding_mode='reflect'\).*zeros only"):
+        torch_signature(mindspore.nn.Conv2d)(1, 4, 3, padding_mode="reflect")
+    with pytest.raises(TypeError, match="not the MindSpore class of a mapping entry"):
+        torch_signature(mindspore.nn.Conv2dTranspose)
