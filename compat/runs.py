@@ -605,6 +605,8 @@ def _record_mindspore(result: RunResult, cell, aux, captured, grads, grad_positi
     for _n, p in cell.parameters_and_names():
         if not p.requires_grad:
             result.add(torch_name(p), "buffer", _ms_numpy(p), _ms_dtype_name(p.dtype))
+    for n, b in cell.named_buffers():       # Cell.register_buffer's
+        result.add(inverse.get(n, n), "buffer", _ms_numpy(b), _ms_dtype_name(b.dtype))
     result.meta["unmapped_names"] = unmapped
 
 

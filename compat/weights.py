@@ -309,6 +309,10 @@ def _ms_tree(root) -> _Tree:
                     p = p.inited_param
                 slots.append(_Slot(MINDSPORE, _join(path, key), key, path, cell, p,
                                    trainable=bool(p is not None and p.requires_grad)))
+            transient = getattr(cell, "_lazy_non_persistent_buffers_set", ())   # Cell.register_buffer's
+            for key, b in (getattr(cell, "_buffers", None) or {}).items():
+                slots.append(_Slot(MINDSPORE, _join(path, key), key, path, cell, b, trainable=False, buffer=True,
+                                   persistent=key not in transient))
             tree.add(path, parent, cell, slots)
         children = getattr(cell, "_cells", None)
         children = children.items() if children is not None else cell.name_cells().items()
@@ -537,7 +541,11 @@ def _ms_array(p) -> np.ndarray:
 def _write_ms(p, arr: np.ndarray) -> None:
     import mindspore
 
-    p.set_data(mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype))
+    value = mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype)
+    if isinstance(p, mindspore.Parameter):
+        p.set_data(value)
+    else:                   # a buffer (Cell.register_buffer): a Tensor
+        p.assign_value(value)
 
 
 def _write_torch(t, arr: np.ndarray) -> None:
@@ -786,7 +794,7 @@ def _finish(result: Transfer, unmatched, candidates, tt: _Tree, mt: _Tree):
         result.warnings.append(f"dtype converted from {a} to {b} (the destination's) for: {shown}")
     result.name_map = {p.torch_name: p.ms_name for p in result.pairs}
     result.ms_parameter_names = {s.name: s.tensor.name for slots in mt.own.values() for s in slots
-                                 if s.tensor is not None}
+                                 if s.tensor is not None and not s.buffer}
 
 
 def _names(a: _Slot, b: _Slot):

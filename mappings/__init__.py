@@ -19,7 +19,7 @@ import recompat
 
 HERE = Path(__file__).parent
 CORE_RULES = ("api_class", "api_function", "api_value", "tensor_method", "tensor_attribute",   # the core API set's rules
-              "method_name")
+              "method_name", "model_method")
 TRAINING_RULES = ("optimizer", "loss", "lr_schedule", "grad_clip")   # training.yaml: compare_training's pieces
 MODEL_RULES = CORE_RULES + TRAINING_RULES   # what translate --scope model rewrites: the core API set and training pairs
 
@@ -163,6 +163,8 @@ class Framework:
     tensor_class: str = ""                            # its qualified name
     tensor_attributes: frozenset[str] = frozenset()   # its public data attributes
     generic_attributes: frozenset[str] = frozenset()  # ... that other objects have too: a tensor's only in a model
+    model_methods: frozenset[str] = frozenset()       # the public methods of its model base class
+    reexports: tuple[tuple[str, str], ...] = ()       # (package, the package re-exporting its public names)
     mode_dependent_layers: frozenset[str] = frozenset()   # layer classes that differ in training and evaluation mode
 
     @property
@@ -358,6 +360,8 @@ def _framework(name: str, raw: dict) -> Framework:
                      spellings=tuple(Spelling(s["prefix"], s["name"], s["import"]) for s in raw["spellings"]),
                      tensor_class=raw["tensor_class"], tensor_attributes=frozenset(raw["tensor_attributes"]),
                      generic_attributes=frozenset(raw.get("generic_attributes", ())),
+                     model_methods=frozenset(raw.get("model_methods", ())),
+                     reexports=tuple(raw.get("reexports", {}).items()),
                      mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())))
 
 
@@ -434,7 +438,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 2                      # bump when what a cache file holds changes shape
+CACHE_FORMAT = 4                      # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 

@@ -802,6 +802,18 @@ def test_frameworks_yaml_names_what_the_frameworks_have(side):
     data = {n for n in dir(tensor) if not n.startswith("_") and not callable(getattr(tensor, n, None))}
     assert set(fw.tensor_attributes) == data
     assert fw.generic_attributes <= fw.tensor_attributes
+    # a re-exported name is the same object as the public one, for every entry's name it could stand for
+    for package, public in fw.reexports:
+        found = 0
+        for name in {n for e in mappings.default().entries for n in e.names(side)}:
+            short = name.rsplit(".", 1)[-1]
+            if name.startswith(public + ".") and name.count(".") == public.count(".") + 1 \
+                    and hasattr(resolve(package), short):
+                assert getattr(resolve(package), short) is resolve(name), name
+                found += 1
+        assert found > 10, f"{package} re-exports few of {public}'s entries: is it still the package?"
+    # the model base class's public methods, all of them
+    assert set(fw.model_methods) == {n for n in dir(base) if not n.startswith("_") and callable(getattr(base, n))}
 
 
 # --------------------------------------------------------------------------- tensor creation (mappings/tensors.yaml)

@@ -408,3 +408,46 @@ def test_a_value_passed_to_torch_is_not_wrapped():
     back, codes, r = tx("from mindspore import nn\n\n\nTYPES = (nn.Dense,)\n", to="torch")
     assert "TYPES = (nn.Linear,)" in back and "torch_signature" not in back
     assert codes == ["RC305"] and "renamed or converted parameters" in r.sites[0].diagnostics[0].message
+
+
+# ----- the model base class's methods called on the model itself
+
+def test_a_model_method_called_on_itself_is_a_site():
+    out, codes, r = tx(HEADER + """\
+        class Net(nn.Module):
+            def __init__(self, other):
+                super().__init__()
+                self.add_module("fc", nn.Linear(4, 2))
+                self.register_module("out", nn.Linear(2, 2))
+                other.add_module("x", None)      # another object: what it is is not known here
+                self.zero_grad()
+
+            def forward(self, x):
+                return self.fc(x)
+        """)
+    assert 'self.insert_child_to_cell("fc", nn.Dense(4, 2))' in out
+    assert 'self.insert_child_to_cell("out", nn.Dense(2, 2))' in out
+    assert 'other.add_module("x", None)' in out and "self.zero_grad()" in out
+    assert [(s.api, s.status) for s in r.sites if s.status == "manual"] == [("torch.nn.Module.zero_grad", "manual")]
+
+
+def test_a_method_the_project_defines_is_its_own():
+    out, codes, r = tx(HEADER + """\
+        class Base(nn.Module):
+            def train(self, mode=True):
+                return self
+
+
+        class Net(Base):
+            def __init__(self):
+                super().__init__()
+                self.train()
+        """)
+    assert "self.train()" in out and not [s for s in r.sites if s.status == "manual"], codes
+
+
+def test_a_reexported_name_is_the_public_one():
+    out, codes, _ = tx(HEADER + "ACTS = {'relu': nn.modules.ReLU, 'gelu': torch.nn.modules.activation.GELU}\n"
+                                "layer = torch.nn.modules.linear.Linear(4, 2)\n")
+    assert "'relu': torch_signature(nn.ReLU)" in out and "layer = nn.Dense(4, 2)" in out, out
+    assert "torch.nn.modules.activation.GELU" in out and codes.count("RC302") == 1   # read as t_gelu: unproven

@@ -77,7 +77,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.by_attr: dict[str, list[Entry]] = {}
         for e in {id(e): e for e in self.table.values()}.values():
             if RULES.handler(e.rule, "method_call") or RULES.handler(e.rule, "def"):
-                self.by_attr.setdefault(e.names(self.frm)[0].rsplit(".", 1)[1], []).append(e)
+                for name in dict.fromkeys(n.rsplit(".", 1)[1] for n in e.names(self.frm)):   # aliases too
+                    self.by_attr.setdefault(name, []).append(e)
         # tensor attributes with an entry, by name; any other of the Tensor class's is a manual site
         self.tensor = mappings.frameworks[self.frm]
         self.attributes = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
@@ -117,12 +118,17 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         return self.sites
 
     def qualname(self, node: ast.AST) -> tuple[str | None, str | None]:
-        """(qualified name, root binding) of a dotted reference to an import."""
+        """(qualified name, root binding) of a dotted reference to an import; a re-exported name
+        (torch.nn.modules.activation.ReLU) as the name its entry has (torch.nn.ReLU)."""
         chain = names.attribute_chain(node)
         if not chain or self.scope is None:
             return None, None
         q = self.scope.qualname(chain[0])
-        return (".".join([q, *chain[1:]]) if q else None), chain[0]
+        qual = ".".join([q, *chain[1:]]) if q else None
+        for package, public in self.tensor.reexports if qual else ():
+            if qual.startswith(package + ".") and (short := f"{public}.{qual.rsplit('.', 1)[1]}") in self.table:
+                return short, chain[0]
+        return qual, chain[0]
 
     def ours(self, qual: str | None) -> bool:
         return qual is not None and (qual == self.frm or qual.startswith(self.frm + "."))
@@ -241,6 +247,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 handler = RULES.handler(entry.rule, "method_call")
                 if handler and handler(self, node, entry):
                     return
+            if self._self_or_super(func.value) and func.attr in self.tensor.model_methods \
+                    and func.attr not in self._own_methods:     # self.add_module(...): the framework's method
+                return self._unknown(func, f"{self.tensor.model_bases[0]}.{func.attr}", None)
             if (loop := self.m.loop_method(self.frm, func.attr)) is not None:   # loss.backward(): the loop changes
                 self.diag(self.site(func, loop.api), "RC311", api=self.src.segment(func), what=loop.what["en"],
                           instead=loop.instead["en"])
@@ -356,6 +365,20 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return False
         self._rename_attr(call.func, entry)
         return True
+
+    @RULES.register("model_method", on="method_call")
+    def _model_method(self, call: ast.Call, entry: Entry) -> bool:
+        """`self.add_module(...)`, `super().train()` in a model: a method of the model base class."""
+        if not self._self_or_super(call.func.value) or call.func.attr in self._own_methods:
+            return False
+        self._call(call, entry, entry.names(self.frm)[0], None, method=True)
+        return True
+
+    @functools.cached_property
+    def _own_methods(self) -> set[str]:
+        """Methods the file's classes define: `self.train()` then calls the project's own (or its override)."""
+        return {f.name for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef) for f in c.body
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     @RULES.register("tensor_method", on="method_call")
     def _tensor_method(self, call: ast.Call, entry: Entry) -> bool:
@@ -565,6 +588,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self._list_args(call, plan)
         elif entry.form == "size_args":
             self._size_args(plan)
+        elif entry.form == "values_of" and self.to == "mindspore":   # x.modules() -> (v for _, v in x.cells_and_names())
+            src.insert(src.start(call), "(v for _, v in ")
+            src.insert(src.end(call), ")")
         dst_sig = signature(getattr(entry, to)["signature"]) or ([], None, [], None)
         dst_positional = dst_sig[0]
         dropped = [a.index for a in plan.drop if a.index is not None]
