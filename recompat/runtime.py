@@ -2,7 +2,8 @@
 
 A torch layer class passed around as a value (a factory's table, `functools.partial(nn.Conv2d, ...)`, a default
 argument) is called somewhere the translator cannot see, with torch's arguments. The translation writes
-``torch_signature(nn.Conv2d)`` there: a subclass of the MindSpore class whose constructor takes torch's arguments
+``torch_signature(nn.Conv2d, "torch.nn.Conv2d")`` there (the torch class it stands for named: several torch
+classes may share a MindSpore one, InstanceNorm2d and GroupNorm): a subclass of the MindSpore class whose constructor takes torch's arguments
 and translates them, when it is called, by the same mapping entry and the same translator that rewrite a call
 written out (the call is rebuilt as text, translated with ``--scope model`` and its arguments evaluated). Instances
 are instances of the MindSpore class. A call the entry cannot carry over raises TypeError with the translator's
@@ -17,18 +18,20 @@ import inspect
 __all__ = ["torch_signature"]
 
 
-def torch_signature(cls: type) -> type:
-    """``cls`` (a MindSpore class of a mapping entry translated from torch) constructed with torch's arguments."""
-    return _adapter(cls)
+def torch_signature(cls: type, api: str) -> type:
+    """``cls``, the MindSpore class of the mapping entry of the torch class named ``api``, constructed with that torch
+    class's arguments."""
+    return _adapter(cls, api)
 
 
 @functools.lru_cache(maxsize=None)
-def _adapter(cls: type) -> type:
-    entry = _entries_by_class().get(cls)
-    if entry is None:
-        raise TypeError(f"recompat.runtime.torch_signature: {cls.__module__}.{cls.__qualname__} is not the MindSpore "
-                        "class of a mapping entry translated from torch (see recompat's docs/en/index.md)")
-    api = entry.torch["api"]
+def _adapter(cls: type, api: str) -> type:
+    from recompat import mappings
+
+    entry = mappings.default().model_scope["torch"].get(api)
+    if entry is None or entry.rule != "api_class" or not entry.proven:
+        raise TypeError(f"recompat.runtime.torch_signature: {api} is no proven layer entry translated from torch "
+                        "(see recompat's docs/en/index.md)")
 
     def __init__(self, *args, **kwargs):
         margs, mkwargs = _arguments(api, args, kwargs)
@@ -68,22 +71,6 @@ def _signature(recorded: str) -> inspect.Signature:
     if a.kwarg:
         params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
     return inspect.Signature(params)
-
-
-@functools.lru_cache(maxsize=None)
-def _entries_by_class() -> dict:
-    """Each MindSpore class of an api_class entry translated from torch -> its entry."""
-    from recompat import mappings
-    from recompat.reports.signatures import resolve
-
-    found = {}
-    for entry in mappings.default().model_scope["torch"].values():
-        if entry.rule == "api_class":
-            try:
-                found.setdefault(resolve(entry.mindspore["api"]), entry)
-            except (ImportError, AttributeError):
-                continue
-    return found
 
 
 def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[list, dict]:

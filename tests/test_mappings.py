@@ -66,7 +66,9 @@ def test_layer_pairs_are_layer_entries_and_their_settings_name_both_sides():
     layered = [e for e in M.entries if e.tensors is not None]
     assert {e.id for e in layered} >= {"linear", "conv2d", "batchnorm1d", "batchnorm2d", "layernorm", "dropout",
                                        "embedding", "gelu"}
-    assert all(e.rule == "api_class" and e.source == "both" for e in layered)
+    # a pair translated one way only (InstanceNorm2d -> GroupNorm: GroupNorm comes back as GroupNorm) still
+    # transfers weights both ways
+    assert all(e.rule == "api_class" and e.source in ("both", "torch") for e in layered)
     assert all(p.compare is None for e in M.entries if e.tensors is None for p in e.params)
     entry_pairs = {(e.torch["api"], e.mindspore["api"]) for e in layered}
     assert not entry_pairs & {(e.torch["api"], e.mindspore["api"]) for e in M.layers}

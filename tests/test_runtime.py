@@ -20,14 +20,14 @@ def test_a_layer_made_with_torchs_arguments_computes_what_torchs_does():
     from recompat.compat import compare
     from recompat.runtime import torch_signature
 
-    conv = torch_signature(mindspore.nn.Conv2d)(1, 4, 3, padding=1, bias=False, device="cpu")
+    conv = torch_signature(mindspore.nn.Conv2d, "torch.nn.Conv2d")(1, 4, 3, padding=1, bias=False, device="cpu")
     assert isinstance(conv, mindspore.nn.Conv2d) and type(conv).__name__ == "Conv2d"
     assert (conv.pad_mode, conv.padding, conv.has_bias) == ("pad", 1, False)
     torch.manual_seed(0)
     twin = torch.nn.Conv2d(1, 4, 3, padding=1, bias=False)
     report = compare(twin, conv, [np.linspace(-1, 1, 2 * 64, dtype=np.float32).reshape(2, 1, 8, 8)])
     assert report.passed, str(report)
-    norm = torch_signature(mindspore.nn.BatchNorm2d)(num_features=4, momentum=0.25)
+    norm = torch_signature(mindspore.nn.BatchNorm2d, "torch.nn.BatchNorm2d")(num_features=4, momentum=0.25)
     assert norm.momentum == mindspore.nn.BatchNorm2d(4, momentum=0.75).momentum   # 1 - torch's
 
 
@@ -37,7 +37,7 @@ def test_it_shows_torchs_signature_to_code_that_inspects_it():
 
     from recompat.runtime import torch_signature
 
-    params = inspect.signature(torch_signature(mindspore.nn.BatchNorm2d)).parameters
+    params = inspect.signature(torch_signature(mindspore.nn.BatchNorm2d, "torch.nn.BatchNorm2d")).parameters
     assert list(params)[:3] == ["num_features", "eps", "momentum"] and "self" not in params
 
 
@@ -46,7 +46,7 @@ def test_a_value_that_is_no_literal_is_passed_as_it_is():
 
     from recompat.runtime import torch_signature
 
-    dense = torch_signature(mindspore.nn.Dense)(4, 2, dtype=mindspore.float16)
+    dense = torch_signature(mindspore.nn.Dense, "torch.nn.Linear")(4, 2, dtype=mindspore.float16)
     assert dense.in_channels == 4 and dense.weight.dtype == mindspore.float16
 
 
@@ -56,6 +56,18 @@ def test_what_has_no_counterpart_fails_with_the_reason():
     from recompat.runtime import torch_signature
 
     with pytest.raises(TypeError, match=r"torch.nn.Conv2d\(1, 4, 3, padding_mode='reflect'\).*zeros only"):
-        torch_signature(mindspore.nn.Conv2d)(1, 4, 3, padding_mode="reflect")
-    with pytest.raises(TypeError, match="not the MindSpore class of a mapping entry"):
-        torch_signature(mindspore.nn.Conv2dTranspose)
+        torch_signature(mindspore.nn.Conv2d, "torch.nn.Conv2d")(1, 4, 3, padding_mode="reflect")
+    with pytest.raises(TypeError, match="torch.nn.Bilinear is no proven layer entry"):
+        torch_signature(mindspore.nn.BiDense, "torch.nn.Bilinear")
+
+
+def test_two_torch_classes_of_one_mindspore_class_keep_their_own_arguments():
+    """InstanceNorm2d(C) and GroupNorm(G, C) are both MindSpore's GroupNorm: the name says which call it is."""
+    import mindspore
+
+    from recompat.runtime import torch_signature
+
+    instance = torch_signature(mindspore.nn.GroupNorm, "torch.nn.InstanceNorm2d")(6)
+    group = torch_signature(mindspore.nn.GroupNorm, "torch.nn.GroupNorm")(2, 6)
+    assert (instance.num_groups, instance.num_channels, instance.affine) == (6, 6, False)
+    assert (group.num_groups, group.num_channels, group.affine) == (2, 6, True)

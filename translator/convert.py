@@ -261,8 +261,17 @@ def fill_dtype(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
                         "ops.full makes int64 from a Python float (2.7 -> 2); pass dtype=")
 
 
+def instance_groups(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """torch's InstanceNorm over C channels is a GroupNorm of C groups of one channel each (the same mean and variance
+    per sample and channel); MindSpore 2.10's own InstanceNorm has no CPU kernel."""
+    if to != "mindspore":
+        raise Unconvertible("a GroupNorm is an InstanceNorm only where num_groups is num_channels")
+    channels = values["num_features"].strip()
+    return {"num_groups": channels, "num_channels": channels}, None
+
+
 CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, conv_padding, pool_padding,
-                                      trainable_params, gradients, fill_dtype)}
+                                      trainable_params, gradients, fill_dtype, instance_groups)}
 
 
 def apply(name: str, to: str, values: dict, names: dict) -> dict:

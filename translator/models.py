@@ -322,7 +322,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         elif self.to == "mindspore" and entry.rule == "api_class":
             # passed around as a value, the class is called elsewhere with torch's arguments: they are translated
             # where it is called, by the same entry (recompat.runtime.torch_signature)
-            self.src.replace_node(node, f"{RUNTIME_ADAPTER}({target(dst)})")
+            self.src.replace_node(node, f"{RUNTIME_ADAPTER}({target(dst)}, {entry.names(self.frm)[0]!r})")
             self.runtime = True
             self.diag(site, "RC313", source=qual, target=dst, adapter=RUNTIME_ADAPTER)
         else:

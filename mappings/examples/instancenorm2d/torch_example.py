@@ -1,0 +1,20 @@
+"""nn.InstanceNorm2d, plain and affine, on (N, C, H, W): a GroupNorm of one channel per group."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, padding=1)
+        self.plain = nn.InstanceNorm2d(3)
+        self.affine = nn.InstanceNorm2d(3, affine=True, eps=1e-3)
+
+    def forward(self, x):
+        h = self.conv(x)
+        return self.plain(h) * 2 + self.affine(h)
+
+
+INPUTS = [np.sin(np.arange(2 * 2 * 4 * 4, dtype=np.float32)).reshape(2, 2, 4, 4) * 3 + 1]
+TRAINING = True
