@@ -82,6 +82,7 @@ class Entry:
     form: str | None = None           # core API set: how the call's shape changes (list_args, size_shape)
     proven: bool = False              # its paired example passed (examples/<id>/output.txt): translated only then
     tensors: tuple[TensorPair, ...] | None = None   # a layer pair: its parameters and buffers (None: not a layer)
+    in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
 
     @property
     def torch_names(self) -> tuple[str, ...]:
@@ -438,7 +439,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 4                      # bump when what a cache file holds changes shape
+CACHE_FORMAT = 5                      # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 

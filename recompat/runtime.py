@@ -15,7 +15,7 @@ import ast
 import functools
 import inspect
 
-__all__ = ["torch_signature"]
+__all__ = ["add_child", "torch_signature"]
 
 
 def torch_signature(cls: type, api: str) -> type:
@@ -113,3 +113,16 @@ def _translated(api: str, call: str) -> tuple[str, list[str], dict[str, str]]:
     made = next(s for s in tree.body if isinstance(s, ast.FunctionDef)).body[0].value
     return (imports, [ast.unparse(a) for a in made.args],
             {k.arg: ast.unparse(k.value) for k in made.keywords})
+
+
+def add_child(cell, name: str, module) -> None:
+    """torch's ``Module.add_module(name, module)`` where the model is a SequentialCell (a torch Sequential subclass,
+    translated): the child also joins the sequence construct runs, as in torch. MindSpore 2.10's
+    ``insert_child_to_cell`` holds the child in ``_cells`` only, and SequentialCell runs ``cell_list``, the list its
+    own methods refresh from ``_cells`` (tests/test_framework_facts.py pins both)."""
+    import mindspore
+
+    cell.insert_child_to_cell(name, module)
+    if isinstance(cell, mindspore.nn.SequentialCell):
+        cell.cell_list = list(cell._cells.values())
+        cell._is_dynamic_name.append(False)      # a name of its own, not an index

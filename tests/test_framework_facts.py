@@ -869,6 +869,8 @@ def test_a_marker_changes_nothing_in_eager_execution(marker):
     x = torch.tensor([2.0, -1.0])
     if marker.becomes == "false":
         assert m() is False
+    elif marker.becomes == "isinstance":
+        assert m(x, torch.Tensor) is True and m(3, torch.Tensor) is False and m(x, (int, torch.Tensor)) is True
     elif marker.becomes == "subscript":
         namespace = {"m": m}
         exec("class A:\n    depth: m[int] = 3\n", namespace)
@@ -887,3 +889,17 @@ def test_a_marker_changes_nothing_in_eager_execution(marker):
         assert namespace["r"] == "g" and namespace["g"](1) == 2
     else:
         assert torch.equal(m(_interface_probe)(x), _interface_probe(x))
+
+
+def test_a_child_inserted_into_a_sequentialcell_is_never_run(pynative):
+    """module_add_module's refused_in: torch's Sequential.add_module adds to the sequence forward runs; MindSpore's
+    SequentialCell.insert_child_to_cell holds the child but construct skips it."""
+    seq = torch.nn.Sequential()
+    seq.add_module("twice", torch.nn.Linear(1, 1, bias=False))
+    torch.nn.init.constant_(seq.twice.weight, 2.0)
+    assert seq(torch.ones(1, 1)).item() == 2.0
+    cell = nn.SequentialCell()
+    twice = nn.Dense(1, 1, has_bias=False)
+    twice.weight.set_data(Tensor(np.full((1, 1), 2.0, np.float32)))
+    cell.insert_child_to_cell("twice", twice)
+    assert len(cell) == 1 and cell(Tensor(np.ones((1, 1), np.float32))).asnumpy().item() == 1.0

@@ -71,3 +71,26 @@ def test_two_torch_classes_of_one_mindspore_class_keep_their_own_arguments():
     group = torch_signature(mindspore.nn.GroupNorm, "torch.nn.GroupNorm")(2, 6)
     assert (instance.num_groups, instance.num_channels, instance.affine) == (6, 6, False)
     assert (group.num_groups, group.num_channels, group.affine) == (2, 6, True)
+
+
+def test_add_child_runs_the_child_in_sequence_as_torchs_add_module_does():
+    import mindspore
+    import torch
+
+    from recompat.compat import compare
+    from recompat.runtime import add_child
+
+    class Ported(mindspore.nn.SequentialCell):
+        def __init__(self):
+            super().__init__()
+            add_child(self, "fc", mindspore.nn.Dense(4, 3))
+            add_child(self, "act", mindspore.nn.Tanh())
+
+    torch.manual_seed(0)
+    original = torch.nn.Sequential()
+    original.add_module("fc", torch.nn.Linear(4, 3))
+    original.add_module("act", torch.nn.Tanh())
+    ported = Ported()
+    assert [n for n, _ in ported.parameters_and_names()] == ["fc.weight", "fc.bias"] and len(ported) == 2
+    report = compare(original, ported, [np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)])
+    assert report.passed, str(report)

@@ -451,3 +451,37 @@ def test_a_reexported_name_is_the_public_one():
                                 "layer = torch.nn.modules.linear.Linear(4, 2)\n")
     assert "'relu': torch_signature(nn.ReLU, 'torch.nn.ReLU')" in out and "layer = nn.Dense(4, 2)" in out, out
     assert "torch.nn.modules.activation.GELU" in out and codes.count("RC302") == 1   # read as t_gelu: unproven
+
+
+def test_add_module_in_a_sequential_subclass_adds_to_the_sequence():
+    """MindSpore's SequentialCell never runs a child insert_child_to_cell adds (measured): recompat.runtime.add_child
+    does what torch's add_module does there."""
+    out, codes, r = tx(HEADER + """\
+        class Two(nn.Sequential):
+            def __init__(self):
+                super().__init__()
+                self.add_module("a", nn.Linear(2, 2))
+
+
+        class Three(Two):
+            def __init__(self):
+                super().__init__()
+                super().add_module(name="b", module=nn.Linear(2, 2))
+        """)
+    assert 'add_child(self, "a", nn.Dense(2, 2))' in out and 'add_child(self, name="b", module=nn.Dense(2, 2))' in out
+    assert "from recompat.runtime import add_child\n" in out, out
+    messages = [d.message for s in r.sites for d in s.diagnostics if d.code == "RC314"]
+    assert len(messages) == 2 and "in Three, a torch.nn.Sequential subclass" in messages[1]
+
+
+def test_torch_jit_isinstance_is_the_builtin_for_a_plain_class():
+    out, codes, r = tx(HEADER + """\
+        from typing import List
+
+
+        def f(x, y):
+            return torch.jit.isinstance(x, torch.Tensor), torch.jit.isinstance(y, List[torch.Tensor])
+        """)
+    assert "isinstance(x, mindspore.Tensor)" in out, out     # a type: no torch_signature
+    assert "torch.jit.isinstance(y, List[" in out            # a subscripted generic: torch checks the items
+    assert [s.api for s in r.sites if s.status == "manual"] == ["torch.jit.isinstance"]

@@ -30,7 +30,6 @@ RULES = Rules("the core API set (--scope model)")
 _PLACEHOLDER = re.compile(r"\x00([A-Za-z_][\w.]*)\x00")
 # what translated code calls where a MindSpore class is passed around as a value (recompat/runtime.py)
 RUNTIME_ADAPTER = "torch_signature"
-RUNTIME_IMPORT = f"from recompat.runtime import {RUNTIME_ADAPTER}"
 _LITERAL_RECEIVERS = (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp)
 
 
@@ -89,7 +88,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.kept_roots: set[str] = set()      # source-framework names still used by code left as it is
         self.targets: set[str] = set()         # qualified target names written
         self.model_classes: set[str] = set()
-        self.runtime = False                   # the output calls recompat.runtime (RUNTIME_ADAPTER)
+        self.runtime_names: set[str] = set()   # the functions of recompat.runtime the output calls
         self._seen: set[int] = set()
         self._site_start: dict[int, int] = {}   # id(site) -> where its node starts in the text walked
         # torch's compiler markers (markers.yaml), replaced by what they give in eager execution
@@ -200,6 +199,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         if marker.becomes == "false" and not call.args:
             self.src.replace_node(call, "False")
             self._marker_site(call, marker, "replaced by False")
+            return True
+        if marker.becomes == "isinstance" and len(call.args) == 2 and not isinstance(call.args[1], ast.Subscript):
+            for a in call.args:
+                self.visit(a)
+            self.src.replace_node(call.func, "isinstance")
+            self._marker_site(call, marker, "replaced by isinstance")
             return True
         if marker.becomes != "identity" or len(call.args) <= marker.argument:
             return False
@@ -323,7 +328,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             # passed around as a value, the class is called elsewhere with torch's arguments: they are translated
             # where it is called, by the same entry (recompat.runtime.torch_signature)
             self.src.replace_node(node, f"{RUNTIME_ADAPTER}({target(dst)}, {entry.names(self.frm)[0]!r})")
-            self.runtime = True
+            self.runtime_names.add(RUNTIME_ADAPTER)
             self.diag(site, "RC313", source=qual, target=dst, adapter=RUNTIME_ADAPTER)
         else:
             self.src.replace_node(node, target(dst))
@@ -345,8 +350,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 roots.append(n.returns)
             elif isinstance(n, ast.AnnAssign):
                 roots.append(n.annotation)
-            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
-                  and len(n.args) == 2):
+            elif isinstance(n, ast.Call) and len(n.args) == 2 and (
+                    (isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass"))
+                    or getattr(self._marker(n.func), "becomes", None) == "isinstance"):
                 roots.append(n.args[1])
             elif isinstance(n, ast.ExceptHandler) and n.type is not None:
                 roots.append(n.type)
@@ -371,8 +377,29 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         """`self.add_module(...)`, `super().train()` in a model: a method of the model base class."""
         if not self._self_or_super(call.func.value) or call.func.attr in self._own_methods:
             return False
+        special = entry.in_subclass_of if self.frm == "torch" else None
+        base = self._derives_from(self.cls, set(special["classes"])) if special and self.cls else None
+        if base:   # another method there: recompat.runtime's function, with the source method's arguments
+            self.src.replace_node(call.func, special["runtime"])
+            self.src.insert(self.src.end(call.func) + 1, "self, " if call.args or call.keywords else "self")
+            self.runtime_names.add(special["runtime"])
+            self.diag(self.site(call.func, entry.names(self.frm)[0]), "RC314", api=entry.names(self.frm)[0],
+                      cls=self.cls.name, base=base, runtime=special["runtime"], why=special["why"])
+            return True
         self._call(call, entry, entry.names(self.frm)[0], None, method=True)
         return True
+
+    def _derives_from(self, cls: ast.ClassDef, classes: set[str], seen=()) -> str | None:
+        """The one of `classes` `cls` derives from, through the file's own classes; None if none."""
+        for b in cls.bases:
+            qual, _ = self.qualname(b)
+            if qual in classes:
+                return qual
+            local = next((c for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef) and isinstance(b, ast.Name)
+                          and c.name == b.id and c is not cls and c.name not in seen), None)
+            if local is not None and (found := self._derives_from(local, classes, (*seen, cls.name))):
+                return found
+        return None
 
     @functools.cached_property
     def _own_methods(self) -> set[str]:
@@ -693,8 +720,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             imports.add(f"import {root}")
             return qual
 
-        if self.runtime:
-            imports.add(RUNTIME_IMPORT)
+        imports |= {f"from recompat.runtime import {name}" for name in self.runtime_names}
         return _PLACEHOLDER.sub(name, text), imports
 
 
