@@ -1,0 +1,75 @@
+"""MONAI's networks built from the original package (torch) and from its translation (MindSpore), compared with
+recompat's compare() in eval and train mode. Run as a script by tests/test_monai.py (a process of its own: both
+packages are named monai):
+
+    python tests/monai_networks.py TRANSLATED_ROOT OUT.json
+
+TRANSLATED_ROOT holds the translated copy of the package (TRANSLATED_ROOT/monai); OUT.json gets, per network and
+mode, "pass", "fail: ..." or "error: ...".
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+os.environ.setdefault("GLOG_v", "3")
+
+# small 2-D configurations (the issue's list); each builds in a second or two
+NETWORKS = {
+    "BasicUNet": ("BasicUNet", dict(spatial_dims=2, in_channels=1, out_channels=2, features=(4, 4, 8, 8, 16, 4)),
+                  (2, 1, 32, 32)),
+    "UNet": ("UNet", dict(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), strides=(2, 2),
+                          num_res_units=1), (2, 1, 16, 16)),
+    "SegResNet": ("SegResNet", dict(spatial_dims=2, init_filters=8, in_channels=1, out_channels=2,
+                                    blocks_down=(1, 1), blocks_up=(1,)), (2, 1, 16, 16)),
+    "DenseNet121": ("DenseNet121", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 32, 32)),
+    "ResNet": ("resnet10", dict(spatial_dims=2, n_input_channels=1, num_classes=2), (2, 1, 32, 32)),
+    "ViT": ("ViT", dict(in_channels=1, img_size=(16, 16), patch_size=(4, 4), hidden_size=32, mlp_dim=64, num_layers=2,
+                        num_heads=4, spatial_dims=2), (2, 1, 16, 16)),
+    "UNETR": ("UNETR", dict(in_channels=1, out_channels=2, img_size=(32, 32), feature_size=4, hidden_size=32,
+                            mlp_dim=64, num_heads=4, spatial_dims=2), (2, 1, 32, 32)),
+    "AutoEncoder": ("AutoEncoder", dict(spatial_dims=2, in_channels=1, out_channels=1, channels=(4, 8),
+                                        strides=(2, 2)), (2, 1, 16, 16)),
+    "DynUNet": ("DynUNet", dict(spatial_dims=2, in_channels=1, out_channels=2, kernel_size=[3, 3, 3],
+                                strides=[1, 2, 2], upsample_kernel_size=[2, 2]), (2, 1, 16, 16)),
+    "AttentionUnet": ("AttentionUnet", dict(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16),
+                                            strides=(2, 2)), (2, 1, 16, 16)),
+}
+
+
+def main(root: str, out: str) -> int:
+    sys.path.insert(0, root)
+    import monai.networks.nets as ported          # the translation
+    for name in [k for k in sys.modules if k == "monai" or k.startswith("monai.")]:
+        del sys.modules[name]                     # its modules stay alive through what they built
+    sys.path.remove(root)
+    import monai.networks.nets as original
+    assert ported is not original
+
+    import numpy as np
+    import torch
+
+    from recompat.compat import compare
+
+    results = {}
+    for network, (factory, kwargs, shape) in NETWORKS.items():
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        for training in (False, True):
+            key = f"{network}-{'train' if training else 'eval'}"
+            try:
+                torch.manual_seed(0)
+                t = getattr(original, factory)(**kwargs).train(training)
+                m = getattr(ported, factory)(**kwargs)
+                m.set_train(training)
+                report = compare(t, m, [x])
+                results[key] = "pass" if report.passed else "fail: " + str(report).splitlines()[-1]
+            except Exception as exc:   # noqa: BLE001 - every network's own result is the point
+                results[key] = f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
