@@ -28,16 +28,19 @@ pytestmark = pytest.mark.skipif(SPEC is None, reason="MONAI is not installed (pi
 
 # what stops each network that does not agree yet (the next entries to add); strict: one that starts to agree fails
 NOT_YET = {
-    "UNet": "add_module called on another Sequential (conv.add_module(...)): its receiver is not known to be a Cell",
     "SegResNet": "nn.Upsample has no entry",
-    "DenseNet121": "add_module called on another Sequential (self.features.add_module(...))",
+    "DenseNet121": "nn.init.kaiming_normal_ on a MindSpore parameter (torch's init runs and fails)",
     "ResNet": "nn.init.kaiming_normal_ on a MindSpore parameter (torch's init runs and fails)",
     "ViT": "the original needs einops (einops.layers.torch.Rearrange, a torch layer)",
     "UNETR": "the original needs einops (einops.layers.torch.Rearrange, a torch layer)",
-    "AutoEncoder": "add_module called on another Sequential",
     "DynUNet": "nn.init.kaiming_normal_ on a MindSpore parameter (torch's init runs and fails)",
-    "AttentionUnet": "ConvTranspose2d(output_padding=1): MindSpore's Conv2dTranspose computes other values (manual)",
+    # a verdict's false alarm, not a port error: psi's 1-channel conv bias feeds a BatchNorm, so its gradient is 0
+    # in exact arithmetic; torch's float32 gives 4e-16, MindSpore's 9.5e-7 (a float32 ulp of the cancelled terms),
+    # beyond the round-off rule's floor, which counts ulps of the result, not of what cancelled (issue 17)
+    "AttentionUnet-train": "a gradient that cancels to 0 is judged against ulps of the result (issue 17)",
 }
+NETWORKS = ["BasicUNet", "UNet", "SegResNet", "DenseNet121", "ResNet", "ViT", "UNETR", "AutoEncoder", "DynUNet",
+            "AttentionUnet"]
 
 
 @pytest.fixture(scope="module")
@@ -120,13 +123,15 @@ def compared(translated, tmp_path_factory):
     return json.loads(out.read_text())
 
 
+def _case(network: str, mode: str):
+    why = NOT_YET.get(network) or NOT_YET.get(f"{network}-{mode}")
+    key = f"{network}-{mode}"
+    return pytest.param(key, id=key, marks=pytest.mark.xfail(strict=True, reason=why)) if why else key
+
+
 @pytest.mark.runtime
-@pytest.mark.parametrize("network", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[n])) if n in NOT_YET else n
-    for n in ["BasicUNet", "UNet", "SegResNet", "DenseNet121", "ResNet", "ViT", "UNETR", "AutoEncoder", "DynUNet",
-              "AttentionUnet"]])
-def test_the_translated_network_agrees_with_the_original(compared, network):
+@pytest.mark.parametrize("case", [_case(n, mode) for n in NETWORKS for mode in ("eval", "train")])
+def test_the_translated_network_agrees_with_the_original(compared, case):
     """Built at a small 2-D configuration on both sides, torch's weights copied over, compare() in eval and train
-    mode: outputs, input gradients and parameter gradients (the round-off rule against float64)."""
-    assert compared[f"{network}-eval"] == "pass", compared[f"{network}-eval"]
-    assert compared[f"{network}-train"] == "pass", compared[f"{network}-train"]
+    mode: outputs, input gradients, parameter gradients and buffers (the round-off rule against float64)."""
+    assert compared[case] == "pass", compared[case]

@@ -471,7 +471,23 @@ def test_add_module_in_a_sequential_subclass_adds_to_the_sequence():
     assert 'add_child(self, "a", nn.Dense(2, 2))' in out and 'add_child(self, name="b", module=nn.Dense(2, 2))' in out
     assert "from recompat.runtime import add_child\n" in out, out
     messages = [d.message for s in r.sites for d in s.diagnostics if d.code == "RC314"]
-    assert len(messages) == 2 and "in Three, a torch.nn.Sequential subclass" in messages[1]
+    assert len(messages) == 2 and "on self (Three derives from torch.nn.Sequential)" in messages[1]
+
+
+def test_add_module_on_a_container_the_code_builds_adds_to_the_sequence():
+    out, codes, r = tx(HEADER + """\
+        class Net(nn.Module):
+            def __init__(self, other):
+                super().__init__()
+                self.layers = nn.Sequential()
+                self.layers.add_module("fc", nn.Linear(2, 2))
+                block = nn.Sequential()
+                block.add_module("act", nn.ReLU())
+                self.block = block
+                other.add_module("x", None)       # not known to be a layer: left alone
+        """)
+    assert 'add_child(self.layers, "fc", nn.Dense(2, 2))' in out and 'add_child(block, "act", nn.ReLU())' in out
+    assert 'other.add_module("x", None)' in out and codes.count("RC314") == 2, out
 
 
 def test_torch_jit_isinstance_is_the_builtin_for_a_plain_class():
@@ -485,3 +501,22 @@ def test_torch_jit_isinstance_is_the_builtin_for_a_plain_class():
     assert "isinstance(x, mindspore.Tensor)" in out, out     # a type: no torch_signature
     assert "torch.jit.isinstance(y, List[" in out            # a subscripted generic: torch checks the items
     assert [s.api for s in r.sites if s.status == "manual"] == ["torch.jit.isinstance"]
+
+
+@pytest.mark.parametrize("values,expected", [
+    ({"padding": "1", "output_padding": "1"}, {"pad_mode": "'pad'", "padding": "(1, 0, 1, 0)"}),
+    ({"padding": "(2, 1)", "output_padding": "(1, 0)"}, {"pad_mode": "'pad'", "padding": "(2, 1, 1, 1)"}),
+    ({"padding": "0", "output_padding": "0"}, {"pad_mode": "'valid'", "padding": "0"}),
+    ({"padding": "1", "output_padding": "2"}, "exceeds padding"),
+    ({"padding": "p", "output_padding": "1"}, "decided at run time"),
+])
+def test_output_padding_is_carried_in_an_asymmetric_padding(values, expected):
+    """MindSpore's own output_padding computes other values: (p, p - op) per axis crops to torch's output."""
+    from recompat.translator import convert
+
+    names = {"padding": "padding", "output_padding": None}
+    if isinstance(expected, str):
+        with pytest.raises(convert.Unconvertible, match=expected):
+            convert.transpose_padding("mindspore", values, names)
+    else:
+        assert convert.transpose_padding("mindspore", values, names) == (expected, None)

@@ -261,6 +261,32 @@ def fill_dtype(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
                         "ops.full makes int64 from a Python float (2.7 -> 2); pass dtype=")
 
 
+def transpose_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """A 2-D transposed convolution's padding with output_padding: MindSpore 2.10's own output_padding computes other
+    values, but cropping p before and p - output_padding after each axis gives torch's output exactly (measured):
+    padding=(p_h, p_h - op_h, p_w, p_w - op_w), pad_mode='pad'. Where output_padding exceeds padding there is no
+    such form."""
+    if to != "mindspore":
+        raise Unconvertible("MindSpore's asymmetric transposed padding has no torch form")
+    op_text = values.get("output_padding", "0")
+    op = _literal(op_text)
+    if op == 0 or (isinstance(op, (tuple, list)) and op and all(x == 0 for x in op)):
+        return conv_padding(to, values, names)
+    if "padding_mode" in values and _literal(values["padding_mode"]) != "zeros":
+        raise Unconvertible(f"padding_mode={values['padding_mode'].strip()}: only 'zeros' is torch's for a "
+                            "transposed convolution")
+    p = _literal(values["padding"])
+    axes = len(op) if isinstance(op, (tuple, list)) else len(p) if isinstance(p, (tuple, list)) else 2
+    ps, ops = _per_axis(p, axes), _per_axis(op, axes)
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (*ps, *ops)):
+        raise Unconvertible(f"output_padding={op_text.strip()} with padding={values['padding'].strip()} is decided "
+                            "at run time: MindSpore's own output_padding computes other values")
+    if any(o > q for q, o in zip(ps, ops)):
+        raise Unconvertible(f"output_padding={op_text.strip()} exceeds padding={values['padding'].strip()}: "
+                            "MindSpore's own output_padding computes other values (measured 0.78 apart)")
+    return {"pad_mode": "'pad'", "padding": repr(tuple(x for q, o in zip(ps, ops) for x in (q, q - o)))}, None
+
+
 def instance_groups(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
     """torch's InstanceNorm over C channels is a GroupNorm of C groups of one channel each (the same mean and variance
     per sample and channel); MindSpore 2.10's own InstanceNorm has no CPU kernel."""
@@ -271,7 +297,8 @@ def instance_groups(to: str, values: dict, names: dict) -> tuple[dict, str | Non
 
 
 CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, conv_padding, pool_padding,
-                                      trainable_params, gradients, fill_dtype, instance_groups)}
+                                      trainable_params, gradients, fill_dtype, instance_groups,
+                                      transpose_padding)}
 
 
 def apply(name: str, to: str, values: dict, names: dict) -> dict:

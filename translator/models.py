@@ -374,20 +374,37 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     @RULES.register("model_method", on="method_call")
     def _model_method(self, call: ast.Call, entry: Entry) -> bool:
-        """`self.add_module(...)`, `super().train()` in a model: a method of the model base class."""
-        if not self._self_or_super(call.func.value) or call.func.attr in self._own_methods:
+        """`self.add_module(...)`, `super().train()` in a model, `layers.add_module(...)` on a container the code
+        builds (`layers = nn.Sequential()`, `self.layers = nn.Sequential()`): a method of the model base class."""
+        receiver = call.func.value
+        own = self._self_or_super(receiver)
+        if not (own or self._container(receiver)) or (own and call.func.attr in self._own_methods):
             return False
         special = entry.in_subclass_of if self.frm == "torch" else None
-        base = self._derives_from(self.cls, set(special["classes"])) if special and self.cls else None
-        if base:   # another method there: recompat.runtime's function, with the source method's arguments
-            self.src.replace_node(call.func, special["runtime"])
-            self.src.insert(self.src.end(call.func) + 1, "self, " if call.args or call.keywords else "self")
-            self.runtime_names.add(special["runtime"])
-            self.diag(self.site(call.func, entry.names(self.frm)[0]), "RC314", api=entry.names(self.frm)[0],
-                      cls=self.cls.name, base=base, runtime=special["runtime"], why=special["why"])
+        if special and own and self.cls and (base := self._derives_from(self.cls, set(special["classes"]))):
+            what, text = f"{self.cls.name} derives from {base}", "self"
+        elif special and not own:
+            what, text = "a container of layers the code builds", self.src.render_node(receiver)
+        else:
+            self._call(call, entry, entry.names(self.frm)[0], None, method=True)
             return True
-        self._call(call, entry, entry.names(self.frm)[0], None, method=True)
+        # another method there: recompat.runtime's function, the receiver first, then the source method's arguments
+        self.src.replace_node(call.func, special["runtime"])
+        self.src.insert(self.src.end(call.func) + 1, f"{text}, " if call.args or call.keywords else text)
+        self.runtime_names.add(special["runtime"])
+        self.diag(self.site(call.func, entry.names(self.frm)[0]), "RC314", api=entry.names(self.frm)[0],
+                  receiver=text, what=what, runtime=special["runtime"], why=special["why"])
         return True
+
+    def _container(self, node: ast.AST) -> bool:
+        """A container of layers the code builds: a name, or an attribute of self, bound to one."""
+        if self.scope is None:
+            return False
+        if isinstance(node, ast.Name):
+            scope = self.scope.lookup(node.id)
+            return scope is not None and scope.kinds.get(node.id) == names.CONTAINER
+        return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+                and self.scope.class_attrs.get(node.attr) == names.CONTAINER)
 
     def _derives_from(self, cls: ast.ClassDef, classes: set[str], seen=()) -> str | None:
         """The one of `classes` `cls` derives from, through the file's own classes; None if none."""
