@@ -79,7 +79,7 @@ class Entry:
     params: tuple[Param, ...]
     support_code: str | None = None
     source: str = "torch"             # the framework translated from; params list that side's parameters
-    form: str | None = None           # core API set: how the call's shape changes (list_args, size_shape)
+    form: str | None = None           # core API set: how the call's shape changes (list_args, size_args, ...)
     proven: bool = False              # its paired example passed (examples/<id>/output.txt): translated only then
     tensors: tuple[TensorPair, ...] | None = None   # a layer pair: its parameters and buffers (None: not a layer)
     in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
@@ -195,7 +195,7 @@ class Marker:
     """markers.yaml: a torch name that tells a compiler something and changes nothing in eager execution."""
 
     api: str
-    becomes: str              # identity | false | subscript
+    becomes: str              # identity | false | subscript | isinstance
     why: dict                 # en / zh
     argument: int = 0         # identity: the argument a call gives
     takes: str = "function"   # what it takes in its probe

@@ -3,11 +3,14 @@
 A torch layer class passed around as a value (a factory's table, `functools.partial(nn.Conv2d, ...)`, a default
 argument) is called somewhere the translator cannot see, with torch's arguments. The translation writes
 ``torch_signature(nn.Conv2d, "torch.nn.Conv2d")`` there (the torch class it stands for named: several torch
-classes may share a MindSpore one, InstanceNorm2d and GroupNorm): a subclass of the MindSpore class whose constructor takes torch's arguments
-and translates them, when it is called, by the same mapping entry and the same translator that rewrite a call
-written out (the call is rebuilt as text, translated with ``--scope model`` and its arguments evaluated). Instances
-are instances of the MindSpore class. A call the entry cannot carry over raises TypeError with the translator's
-reason.
+classes may share a MindSpore one, InstanceNorm2d and GroupNorm): a subclass of the MindSpore class whose
+constructor takes torch's arguments and translates them, when it is called, by the same mapping entry and the same
+translator that rewrite a call written out (the call is rebuilt as text, translated with ``--scope model`` and its
+arguments evaluated). Instances are instances of the MindSpore class. A call the entry cannot carry over raises
+TypeError with the translator's reason.
+
+``add_child(cell, name, module)`` is torch's ``add_module`` where MindSpore's method does something else (a
+SequentialCell subclass, or a container the code builds).
 """
 from __future__ import annotations
 
@@ -54,23 +57,14 @@ class _Default:
 
 
 def _signature(recorded: str) -> inspect.Signature:
-    """The recorded signature as inspect gives one, with ``self`` first."""
-    from recompat.mappings import signature_arguments
+    """The recorded signature as inspect gives one, with ``self`` first (read by reports.signatures.parse)."""
+    from recompat.reports.signatures import _KINDS, parse
 
-    a = signature_arguments(recorded)
+    kinds = {text: kind for kind, text in _KINDS.items()}
     P = inspect.Parameter
-    positional = [*a.posonlyargs, *a.args]
-    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
-    params += [P(x.arg, P.POSITIONAL_ONLY if x in a.posonlyargs else P.POSITIONAL_OR_KEYWORD,
-                 default=P.empty if d is None else _Default(ast.unparse(d))) for x, d in zip(positional, defaults)]
-    if a.vararg:
-        params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
-    params += [P(x.arg, P.KEYWORD_ONLY, default=P.empty if d is None else _Default(ast.unparse(d)))
-               for x, d in zip(a.kwonlyargs, a.kw_defaults)]
-    if a.kwarg:
-        params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
-    return inspect.Signature(params)
+    return inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD)] + [
+        P(p.bare, kinds[p.kind], default=P.empty if p.default is None else _Default(p.default))
+        for p in parse(recorded)])
 
 
 def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[list, dict]:

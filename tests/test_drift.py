@@ -65,7 +65,6 @@ def test_aliases_are_importable(entry):
 def test_a_value_entry_names_one_value_and_it_is_that_sides_dtype(entry):
     """A dtype's pair: each name is the framework's dtype object, and both sides' are the same width and kind."""
     import mindspore
-    import numpy as np
     import torch
 
     t, m = signatures.resolve(entry.torch["api"]), signatures.resolve(entry.mindspore["api"])

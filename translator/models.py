@@ -1,6 +1,7 @@
 """Whole model files (translate --scope model): the core API set of mappings/ (rules api_class, api_function,
-api_value, tensor_method, tensor_attribute, method_name) and the training pairs (optimizer, loss, lr_schedule, grad_clip: called as classes and
-functions are), either way, one mechanism driven by the entries.
+api_value, tensor_method, tensor_attribute, method_name, model_method) and the training pairs (optimizer, loss,
+lr_schedule, grad_clip: called as classes and functions are), either way, one mechanism driven by the entries.
+torch's compiler markers (markers.yaml) are replaced by what they give in eager execution.
 
 Runs after the checkpoint pass, on its output. Every use of the source framework is a site: converted,
 partial, or manual (left as it is, the file still valid Python). Target names are written as placeholders
@@ -79,7 +80,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 for name in dict.fromkeys(n.rsplit(".", 1)[1] for n in e.names(self.frm)):   # aliases too
                     self.by_attr.setdefault(name, []).append(e)
         # tensor attributes with an entry, by name; any other of the Tensor class's is a manual site
-        self.tensor = mappings.frameworks[self.frm]
+        self.framework = mappings.frameworks[self.frm]
         self.attributes = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
                            if RULES.handler(e.rule, "attribute")}
         # the checkpoint family is the checkpoint pass's: its sites are counted there
@@ -124,7 +125,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return None, None
         q = self.scope.qualname(chain[0])
         qual = ".".join([q, *chain[1:]]) if q else None
-        for package, public in self.tensor.reexports if qual else ():
+        for package, public in self.framework.reexports if qual else ():
             if qual.startswith(package + ".") and (short := f"{public}.{qual.rsplit('.', 1)[1]}") in self.table:
                 return short, chain[0]
         return qual, chain[0]
@@ -252,9 +253,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 handler = RULES.handler(entry.rule, "method_call")
                 if handler and handler(self, node, entry):
                     return
-            if self._self_or_super(func.value) and func.attr in self.tensor.model_methods \
+            if self._self_or_super(func.value) and func.attr in self.framework.model_methods \
                     and func.attr not in self._own_methods:     # self.add_module(...): the framework's method
-                return self._unknown(func, f"{self.tensor.model_bases[0]}.{func.attr}", None)
+                return self._unknown(func, f"{self.framework.model_bases[0]}.{func.attr}", None)
             if (loop := self.m.loop_method(self.frm, func.attr)) is not None:   # loss.backward(): the loop changes
                 self.diag(self.site(func, loop.api), "RC311", api=self.src.segment(func), what=loop.what["en"],
                           instead=loop.instead["en"])
@@ -267,11 +268,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self._seen.add(id(node))
             self._reference(node, qual, root)
             return
-        if (qual is None and node.attr in self.tensor.tensor_attributes and self._tensor_receiver(node.value)
-                and (node.attr not in self.tensor.generic_attributes or getattr(self, "_in_model", False))):
+        if (qual is None and node.attr in self.framework.tensor_attributes and self._tensor_receiver(node.value)
+                and (node.attr not in self.framework.generic_attributes or getattr(self, "_in_model", False))):
             entry = self.attributes.get(node.attr)
             if entry is None:
-                self._unknown(node, f"{self.tensor.tensor_class}.{node.attr}", None)
+                self._unknown(node, f"{self.framework.tensor_class}.{node.attr}", None)
             else:
                 RULES.handler(entry.rule, "attribute")(self, node, entry)
         self.generic_visit(node)
@@ -412,16 +413,21 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             qual, _ = self.qualname(b)
             if qual in classes:
                 return qual
-            local = next((c for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef) and isinstance(b, ast.Name)
-                          and c.name == b.id and c is not cls and c.name not in seen), None)
-            if local is not None and (found := self._derives_from(local, classes, (*seen, cls.name))):
+            local = self._classes.get(b.id) if isinstance(b, ast.Name) else None
+            if local is not None and local is not cls and local.name not in seen \
+                    and (found := self._derives_from(local, classes, (*seen, cls.name))):
                 return found
         return None
 
     @functools.cached_property
+    def _classes(self) -> dict[str, ast.ClassDef]:
+        """The file's classes by name."""
+        return {c.name: c for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef)}
+
+    @functools.cached_property
     def _own_methods(self) -> set[str]:
         """Methods the file's classes define: `self.train()` then calls the project's own (or its override)."""
-        return {f.name for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef) for f in c.body
+        return {f.name for c in self._classes.values() for f in c.body
                 if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     @RULES.register("tensor_method", on="method_call")
@@ -632,7 +638,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self._list_args(call, plan)
         elif entry.form == "size_args":
             self._size_args(plan)
-        elif entry.form == "values_of" and self.to == "mindspore":   # x.modules() -> (v for _, v in x.cells_and_names())
+        elif entry.form == "values_of" and self.to == "mindspore":   # modules() -> (v for _, v in cells_and_names())
             src.insert(src.start(call), "(v for _, v in ")
             src.insert(src.end(call), ")")
         dst_sig = signature(getattr(entry, to)["signature"]) or ([], None, [], None)
