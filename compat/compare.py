@@ -54,8 +54,11 @@ The round-off rule (compare()'s default verdict)
     the caller gives rtol/atol) also runs a float64 copy of the torch model, and each floating tensor passes when
     MindSpore's distance from it is at most ``ROUNDOFF_FACTOR`` times torch float32's own distance, plus ``FLOOR_ULPS`` ulps of
     the tensor's largest value: elementwise (the largest distance) and norm-wise (the whole tensor, which
-    catches a small error on every element). The allowance comes from the tensor itself, never from a
-    tolerance chosen per model. The row keeps both distances (``ref_err_expected``, ``ref_err_actual``) and
+    catches a small error on every element). torch's distance is one sample of round-off, and a lucky one where
+    terms cancel (a gradient that is 0 in exact arithmetic may come out of torch's float32 exactly 0): so the
+    float64 copy also runs twice with round-off put back into its backward at random (compat.roundoff, the
+    round-off probe), and round-off is the larger of the two measures. The allowance comes from the tensor
+    itself, never from a tolerance chosen per model. The row keeps both distances (``ref_err_expected``, ``ref_err_actual``) and
     says when torch's float32 is the side far from the reference. A torch model that cannot be copied or run
     in float64 is judged by rtol/atol, and the report says why (``meta["reference"]["skipped"]``).
 
@@ -90,7 +93,7 @@ import contextlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -99,6 +102,7 @@ from recompat.constants import MS_MODES, either
 from . import kink_replay
 from .kink_replay import MINDSPORE, NOUNS, TORCH
 from .memory import MEASURE, SavedTensors
+from .roundoff import FLOAT32_EPS, PROBE_ULPS, gradient_probe, probe_seeds, spread
 from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
 from .tapes import Tapes
 
@@ -167,6 +171,8 @@ class CompareRow:
     # with a float64 reference run: each side's largest distance from it (None without one)
     ref_err_expected: float | None = None
     ref_err_actual: float | None = None
+    # the round-off probe's largest distance from the reference (compat.roundoff; None without probes)
+    ref_err_probe: float | None = None
     # mean of (actual - expected) over the finite places: a constant offset shows here, not in the largest error
     mean_err: float | None = None
 
@@ -176,7 +182,7 @@ class CompareRow:
             if d[k] is not None:
                 d[k] = list(d[k])
         for k in ("max_abs_err", "max_rel_err", "cosine", "within", "rtol", "atol", "ref_err_expected",
-                  "ref_err_actual", "mean_err"):
+                  "ref_err_actual", "ref_err_probe", "mean_err"):
             d[k] = _json_float(d[k])
         return d
 
@@ -409,6 +415,7 @@ def compare_results(
     floor_ulps: float | None = None,
     check_reference: bool = True,
     actual_reference: RunResult | None = None,
+    probes: Sequence[RunResult] = (),
 ) -> CompareReport:
     """Compare every tensor of two runs; ``expected`` is the reference. See the module docstring.
     ``reference``: a float64 run of the expected side; each floating tensor it holds is judged by the round-off
@@ -417,11 +424,14 @@ def compare_results(
     check (compare_training checks its first step only: later, training may amplify float32 round-off far beyond
     it, which is what the rule then measures). ``floor_ulps``: the round-off rule's floor (FLOOR_ULPS).
     ``actual_reference``: the float64 run the actual side is measured against where it is not ``reference`` (the
-    run along MindSpore's own branches at kinks, compat.kink_replay)."""
+    run along MindSpore's own branches at kinks, compat.kink_replay). ``probes``: float64 runs of the reference with
+    round-off put back into the backward (compat.roundoff): round-off is the larger of their distance from the
+    reference and the expected side's."""
     floor_ulps = FLOOR_ULPS if floor_ulps is None else floor_ulps
     unlike = unlike_reference(expected, reference) if reference is not None and check_reference else ""
     if unlike:
         reference = actual_reference = None
+        probes = ()
     rows: list[CompareRow] = []
     names = list(expected.tensors) + [n for n in actual.tensors if n not in expected.tensors]
     for name in names:
@@ -466,8 +476,10 @@ def compare_results(
         if (ref is not None and ref.shape == e.shape and not is_exact_dtype(e_dt) and not np.iscomplexobj(e)
                 and "non-finite" not in msg):
             ref_a = actual_reference.tensors.get(name) if actual_reference is not None else None
+            probed = spread(ref.astype(np.float64), [p.tensors[name] for p in probes if name in p.tensors])
             judge_by_reference(row, e, a, ref, expected.framework, actual.framework, floor_ulps,
-                               ref_actual=ref_a if ref_a is not None and ref_a.shape == ref.shape else None)
+                               ref_actual=ref_a if ref_a is not None and ref_a.shape == ref.shape else None,
+                               probed=probed)
     return CompareReport(
         rows=rows,
         expected=expected.framework,
@@ -479,7 +491,8 @@ def compare_results(
             "atol": atol if not isinstance(atol, Mapping) else dict(atol),
             "equal_nan": equal_nan,
             **({"reference": {"framework": reference.framework, "roundoff_factor": ROUNDOFF_FACTOR,
-                              "floor_ulps": floor_ulps}} if reference is not None else {}),
+                              "floor_ulps": floor_ulps, "probes": len(probes),
+                              **({"probe_ulps": PROBE_ULPS} if probes else {})}} if reference is not None else {}),
             **({"reference": {"skipped": unlike}} if unlike else {}),
         },
     )
@@ -536,36 +549,53 @@ def expected_is_far(row: CompareRow, expected: str) -> bool:
 
 
 def judge_by_reference(row: CompareRow, e: np.ndarray, a: np.ndarray, ref: np.ndarray, expected: str,
-                       actual: str, floor_ulps: float = FLOOR_ULPS, ref_actual: np.ndarray | None = None) -> None:
+                       actual: str, floor_ulps: float = FLOOR_ULPS, ref_actual: np.ndarray | None = None,
+                       probed: np.ndarray | None = None) -> None:
     """Judge one tensor by the round-off rule, in place: elementwise (largest distance) and norm-wise (the whole
     tensor's distance, which catches a small error spread over every element). ``floor_ulps``: the floor, in ulps
     of the tensor's magnitude (compare_training grows it with the steps). ``ref_actual``: the float64 value the
-    actual side is measured against, where it took other branches at kinks (compat.kink_replay)."""
+    actual side is measured against, where it took other branches at kinks (compat.kink_replay). ``probed``: the
+    round-off probe's distance from the reference, elementwise (compat.roundoff): where it exceeds the expected
+    side's own, it is the measure of round-off."""
     ref64 = ref.astype(np.float64)
     ref64_a = ref64 if ref_actual is None else ref_actual.astype(np.float64)
     dist_e, dist_a = np.abs(e.astype(np.float64) - ref64), np.abs(a.astype(np.float64) - ref64_a)
     eps = _EPS.get(row.expected_dtype or "", _EPS["float32"])
-    floor = floor_ulps * eps * float(np.abs(ref64).max(initial=0.0))
-    allowed = ROUNDOFF_FACTOR * float(dist_e.max(initial=0.0)) + floor
-    norm_e, norm_a = float(np.linalg.norm(dist_e)), float(np.linalg.norm(dist_a))
-    allowed_norm = ROUNDOFF_FACTOR * norm_e + floor_ulps * eps * float(np.linalg.norm(ref64))
     row.ref_err_expected, row.ref_err_actual = float(dist_e.max(initial=0.0)), float(dist_a.max(initial=0.0))
+    roundoff, roundoff_norm = row.ref_err_expected, float(np.linalg.norm(dist_e))
+    measured = f"{expected}'s own float32 round-off ({roundoff:.3g})"
+    measured_norm = f"{expected}'s {roundoff_norm:.3g}"
+    if probed is not None:
+        probed = probed * (eps / FLOAT32_EPS)        # the probe perturbs by float32 ulps; the tensor's dtype may differ
+        row.ref_err_probe, probed_norm = float(probed.max(initial=0.0)), float(np.linalg.norm(probed))
+        if row.ref_err_probe > roundoff:
+            measured = f"the round-off probe's {row.ref_err_probe:.3g} ({expected}'s own float32: {roundoff:.3g})"
+            roundoff = row.ref_err_probe
+        if probed_norm > roundoff_norm:
+            measured_norm = f"the round-off probe's {probed_norm:.3g} ({expected}'s: {roundoff_norm:.3g})"
+            roundoff_norm = probed_norm
+    floor = floor_ulps * eps * float(np.abs(ref64).max(initial=0.0))
+    allowed = ROUNDOFF_FACTOR * roundoff + floor
+    norm_a = float(np.linalg.norm(dist_a))
+    allowed_norm = ROUNDOFF_FACTOR * roundoff_norm + floor_ulps * eps * float(np.linalg.norm(ref64))
     row.rtol, row.atol = 0.0, allowed
     row.within = float((dist_a <= allowed).mean()) if dist_a.size else 1.0
     problems = []
     if row.ref_err_actual > allowed:
         problems.append(f"{actual} is {row.ref_err_actual:.3g} from the float64 reference at worst, more than "
-                        f"{ROUNDOFF_FACTOR:g}x {expected}'s own float32 round-off ({row.ref_err_expected:.3g}) "
-                        f"+ {floor_ulps:g} ulps")
+                        f"{ROUNDOFF_FACTOR:g}x {measured} + {floor_ulps:g} ulps")
     if norm_a > allowed_norm:
         problems.append(f"over the whole tensor {actual} is {norm_a:.3g} from the reference (norm), more than "
-                        f"{ROUNDOFF_FACTOR:g}x {expected}'s {norm_e:.3g} + {floor_ulps:g} ulps")
+                        f"{ROUNDOFF_FACTOR:g}x {measured_norm} + {floor_ulps:g} ulps")
     row.passed = not problems
     if problems:
         row.message = "; ".join(problems)
     elif row.ref_err_expected > ROUNDOFF_FACTOR * row.ref_err_actual + floor:
         row.message = (EXPECTED_FAR.format(expected=expected)
                        + f" ({row.ref_err_expected:.3g} vs {actual}'s {row.ref_err_actual:.3g})")
+    elif row.ref_err_actual > ROUNDOFF_FACTOR * row.ref_err_expected + floor:
+        row.message = (f"passes by the round-off probe: {expected}'s own float32 ({row.ref_err_expected:.3g} from "
+                       f"the reference) understates round-off here; the probe measures {row.ref_err_probe:.3g}")
     else:
         row.message = ""
 
@@ -818,6 +848,7 @@ class PairRuns:
     kept: dict[str, int] | None = None    # memory=True: bytes kept for backward, by framework
     tapes: Tapes = field(default_factory=Tapes)   # dropout masks replayed, decisions at kinks (PyNative)
     actual_reference: RunResult | None = None     # the float64 run along MindSpore's branches, where they differ
+    probes: list[RunResult] = field(default_factory=list)   # the reference again, round-off in its backward
 
 
 REFERENCES = ("auto", "float64", None)
@@ -851,7 +882,7 @@ def float64_twin(torch_model, reference: str | None = "auto"):
 
 
 def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0, device: str = "cpu",
-                  grad_inputs=None, forward_context=None) -> tuple[RunResult | None, str]:
+                  grad_inputs=None, forward_context=None, backward_context=None) -> tuple[RunResult | None, str]:
     """(the float64 twin's run on the inputs cast to float64, "") -- the reference of the round-off rule -- or
     (None, why not). reference "float64": a run that fails raises (ModelRunError)."""
     if twin is None:
@@ -860,7 +891,7 @@ def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0
         with _side("torch (float64 reference)", twin, "it ran in float32; a model that cannot run in float64 is "
                    "judged by rtol/atol: pass reference=None"):
             return run_torch(twin, _as_float64(inputs), seed=seed, device=device, grad_inputs=grad_inputs,
-                             forward_context=forward_context), ""
+                             forward_context=forward_context, backward_context=backward_context), ""
     except ModelRunError as err:
         if reference == "float64":
             raise
@@ -908,34 +939,51 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     with _side("MindSpore", ms_model, "the torch side ran"), tapes.mindspore() as phase:
         actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs,
                                forward_context=forward_context(counter("mindspore"), phase))
-    ref, ref_actual, no_run = run_references(twin64, inputs, tapes, reference=reference, seed=seed, device=device,
-                                             grad_inputs=grad_inputs)
+    refs = run_references(twin64, inputs, tapes, reference=reference, seed=seed, device=device,
+                          grad_inputs=grad_inputs)
     _to_torch_layout(actual, transfer)
     kept = {f: c.bytes for f, c in counters.items()} if counters else None
-    return PairRuns(expected, actual, ref, transfer, no_copy or no_run, held, kept, tapes, ref_actual)
+    return PairRuns(expected, actual, refs.reference, transfer, no_copy or refs.no_reference, held, kept, tapes,
+                    refs.actual_reference, refs.probes)
+
+
+class References(NamedTuple):
+    """The float64 runs of the torch model's copy (run_references)."""
+    reference: RunResult | None      # along torch's branches at kinks
+    actual_reference: RunResult | None   # along MindSpore's, where they differ within round-off (else None)
+    no_reference: str                # why there is no reference run ("" when there is, or none was wanted)
+    probes: list[RunResult]          # the reference with round-off put back into its backward (compat.roundoff)
 
 
 def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto", seed: int = 0,
-                   device: str = "cpu", grad_inputs=None) -> tuple[RunResult | None, RunResult | None, str]:
-    """The float64 reference runs, after both float32 runs recorded into ``tapes``: (the run along torch's branches
-    at kinks, the run along MindSpore's where they differ within round-off or None, why there is no reference)."""
-    # a run changes the copy's buffers only (BatchNorm statistics; run_torch clears the gradients): kept to restore
-    buffers = ({name: b.detach().clone() for name, b in twin.named_buffers()}
-               if twin is not None and tapes.branches is not None else {})
-    with tapes.reference(TORCH) as phase:
-        ref, no_run = run_reference(twin, inputs, reference=reference, seed=seed, device=device,
-                                    grad_inputs=grad_inputs, forward_context=forward_context(None, phase))
-    ref_actual = None
-    if ref is not None and tapes.needs_mindspore_reference():
+                   device: str = "cpu", grad_inputs=None) -> References:
+    """The float64 runs, after both float32 runs recorded into ``tapes``: the reference along torch's branches at
+    kinks, its round-off probes, and the run along MindSpore's branches where they differ within round-off."""
+    # a run changes the copy's buffers only (BatchNorm statistics; run_torch clears the gradients): each run after
+    # the first starts from the buffers the first did
+    buffers = {name: b.detach().clone() for name, b in twin.named_buffers()} if twin is not None else {}
+
+    def run(side: str, probe=None) -> tuple[RunResult | None, str]:
         import torch
 
         with torch.no_grad():
             for name, b in twin.named_buffers():
                 b.copy_(buffers[name])
-        with tapes.reference(MINDSPORE) as phase:
-            ref_actual, _ = run_reference(twin, inputs, reference=reference, seed=seed, device=device,
-                                          grad_inputs=grad_inputs, forward_context=forward_context(None, phase))
-    return ref, ref_actual, no_run
+        with tapes.reference(side) as phase:
+            return run_reference(twin, inputs, reference=reference, seed=seed, device=device,
+                                 grad_inputs=grad_inputs, forward_context=forward_context(None, phase),
+                                 backward_context=probe)
+
+    if twin is None:
+        return References(None, None, "", [])
+    ref, no_run = run(TORCH)
+    if ref is None:
+        return References(None, None, no_run, [])
+    # each probe replays torch's branches as the reference did; done before the run along MindSpore's, whose
+    # replay the tapes keep last (the kink row reads it)
+    probes = [run(TORCH, gradient_probe(s))[0] for s in probe_seeds(seed)]
+    ref_actual = run(MINDSPORE)[0] if tapes.needs_mindspore_reference() else None
+    return References(ref, ref_actual, "", [p for p in probes if p is not None])
 
 
 def forward_context(counter=None, phase=None):
@@ -1026,7 +1074,7 @@ def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None
     expected, actual, ref, transfer = runs.expected, runs.actual, runs.reference, runs.transfer
     name_map = dict(transfer.name_map)
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan, reference=ref,
-                             actual_reference=runs.actual_reference)
+                             actual_reference=runs.actual_reference, probes=runs.probes)
     report.rows[:0] = [*transfer_rows(transfer, strict, deliberate), *runs.weights]
     report.rows += dropout_row(runs.tapes.masks)
     if report.meta.get("reference", {}).get("framework"):   # the round-off rule judged: the branches it took

@@ -294,8 +294,10 @@ def _meta(framework_version: str, device: str, mode: str, training, seed: int) -
 
 
 def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=None,
-              forward_context=None) -> RunResult:
-    """One forward and one backward of a torch module; see the module docstring."""
+              forward_context=None, backward_context=None) -> RunResult:
+    """One forward and one backward of a torch module; see the module docstring. ``forward_context``: a callable
+    giving a context entered around the forward; ``backward_context``: a context entered around the backward (the
+    round-off probe, compat.roundoff)."""
     import torch
 
     dev = torch.device(device)
@@ -306,7 +308,7 @@ def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=
     for p in model.parameters():
         p.grad = None
     with _full_float32(dev):
-        args, leaves = _torch_step(model, values, keys, needs_grad, seed, dev, forward_context)
+        args, leaves = _torch_step(model, values, keys, needs_grad, seed, dev, forward_context, backward_context)
     _record_torch(result, model, args, leaves, needs_grad, keys)
     return result
 
@@ -328,7 +330,7 @@ def _full_float32(dev):
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
-def _torch_step(model, values, keys, needs_grad, seed: int, dev, forward_context):
+def _torch_step(model, values, keys, needs_grad, seed: int, dev, forward_context, backward_context=None):
     """Forward, then backward of sum(output * cotangent); (the input tensors, the output leaves)."""
     import torch
 
@@ -358,7 +360,8 @@ def _torch_step(model, values, keys, needs_grad, seed: int, dev, forward_context
                     term = (t * c).sum()
                     loss = term if loss is None else loss + term
         if loss is not None:
-            loss.backward()
+            with backward_context if backward_context is not None else contextlib.nullcontext():
+                loss.backward()
     return args, leaves
 
 

@@ -329,19 +329,21 @@ def _cross(pair, case, mutant, options):
         actual = run_mindspore(mmodel, arrays, seed=SEED, mode=case.ms_mode, name_map=transfer.name_map,
                                grad_inputs=grads, forward_context=forward_context(None, phase))
     # on the torch device of this run (replay: here, on the CPU), whatever device a recording came from
-    reference, actual_reference, no_run = run_references(twin, arrays, tapes, seed=SEED, device=device,
-                                                         grad_inputs=grads)
+    refs = run_references(twin, arrays, tapes, seed=SEED, device=device, grad_inputs=grads)
+    reference = refs.reference
     rtol, atol = pair.tolerance          # only where the torch model cannot run in float64
     verdicts = []
     for torch_on, expected in expected_runs.items():
         calibrated = calibration is not None and reference is not None
         runs = PairRuns(calibration if calibrated else expected, actual, reference, transfer,
-                        no_reference or no_run, tapes=tapes, actual_reference=actual_reference)
+                        no_reference or refs.no_reference, tapes=tapes, actual_reference=refs.actual_reference,
+                        probes=refs.probes)
         report = judge_pair(runs, rtol=rtol, atol=atol, deliberate=pair.settings_differ)
         if calibrated:
             recorded = replace(expected, framework=f"torch recorded on {torch_on}")
             report.rows += [replace(r, name=f"{r.name} (recorded on {torch_on})")
-                            for r in compare_results(calibration, recorded, reference=reference).rows]
+                            for r in compare_results(calibration, recorded, reference=reference,
+                                                     probes=refs.probes).rows]
         report.meta["torch_device"] = torch_on
         verdicts.append(_verdict(case, pair, report))
     failed = [v for v in verdicts if v.status != "passed"]

@@ -13,58 +13,12 @@ import numpy as np
 import pytest
 
 from recompat.compat.compare import compare
-from recompat.compat.kink_cases import edge_input
+from recompat.compat.kink_cases import edge_input, twins
 from recompat.compat.training import compare_training
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 WALK = range(-3, 2)        # ulps from the batch mean: both sides take the other branch somewhere in it
-
-
-def twins(relu=None, *, torch_relu=None, checkpointed=False):
-    import mindspore
-    import mindspore.nn as mnn
-    import torch
-    import torch.nn as tnn
-
-    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
-    torch.manual_seed(0)
-    block = tnn.Sequential(tnn.BatchNorm2d(4), torch_relu or tnn.ReLU(), tnn.Conv2d(4, 4, 3, padding=1))
-
-    class Checkpointed(tnn.Module):
-        def __init__(self):
-            super().__init__()
-            self.block = block
-
-        def forward(self, x):
-            from torch.utils.checkpoint import checkpoint
-            return checkpoint(self.block, x, use_reentrant=False)
-
-    cell = mnn.SequentialCell(mnn.BatchNorm2d(4), relu or mnn.ReLU(),
-                              mnn.Conv2d(4, 4, 3, pad_mode="pad", padding=1, has_bias=True))
-    if checkpointed:
-        cell.recompute()
-        outer = mnn.SequentialCell(cell)
-        outer.set_train(True)
-        return Checkpointed().train(), _named_block(outer)
-    cell.set_train(True)
-    return block.train(), cell
-
-
-def _named_block(outer):
-    """The MindSpore twin of Checkpointed: its cell under the name ``block`` (torch's attribute)."""
-    import mindspore.nn as mnn
-
-    class Outer(mnn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.block = outer[0]
-
-        def construct(self, x):
-            return self.block(x)
-    cell = Outer()
-    cell.set_train(True)
-    return cell
 
 
 def kink(report):

@@ -34,10 +34,6 @@ NOT_YET = {
     "ViT": "the original needs einops (einops.layers.torch.Rearrange, a torch layer)",
     "UNETR": "the original needs einops (einops.layers.torch.Rearrange, a torch layer)",
     "DynUNet": "nn.init.kaiming_normal_ on a MindSpore parameter (torch's init runs and fails)",
-    # a verdict's false alarm, not a port error: psi's 1-channel conv bias feeds a BatchNorm, so its gradient is 0
-    # in exact arithmetic; torch's float32 gives 4e-16, MindSpore's 9.5e-7 (a float32 ulp of the cancelled terms),
-    # beyond the round-off rule's floor, which counts ulps of the result, not of what cancelled (issue 17)
-    "AttentionUnet-train": "a gradient that cancels to 0 is judged against ulps of the result (issue 17)",
 }
 NETWORKS = ["BasicUNet", "UNet", "SegResNet", "DenseNet121", "ResNet", "ViT", "UNETR", "AutoEncoder", "DynUNet",
             "AttentionUnet"]
