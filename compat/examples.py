@@ -9,6 +9,10 @@ The core API set's paired examples (mappings/examples/<id>/) are model files, no
   rule against a float64 run of the torch side (where the torch side cannot run in float64, compare() falls back
   to rtol/atol and this is where to set them).
 
+An initializer's example (mappings/init.yaml, form initializer) holds no model: each side defines ``SHAPE`` and
+``init(tensor)``, which fills the tensor and returns it; ``run_init_example`` proves the pair by the distribution of
+what it draws (compat.examples: random streams differ between the frameworks, so never value by value).
+
 ``run_model_example(torch_path, mindspore_path)`` builds both (torch's weights seeded, then copied to MindSpore),
 runs one forward and backward on each and compares outputs, gradients, buffers and the paired layers' settings.
 It returns an ``ExampleRun`` whose ``text`` is what output.txt records: deterministic (shapes, the torch output's first values rounded, counts
@@ -230,3 +234,73 @@ def run_training_example(torch_path: str | Path, mindspore_path: str | Path, ste
     lines = [f"loss at step {k}: {losses[k - 1]:.4f}" for k in dict.fromkeys(shown)]
     lines.append(f"{steps} training steps agree ({report.meta['verdict']})")
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------ initializers' examples
+
+KS_ALPHA = 1e-3             # the two-sample Kolmogorov-Smirnov test's level: a correct pair fails it 1 time in 1000
+KS_FACTOR = 1.949           # sqrt(-ln(KS_ALPHA / 2) / 2): the critical distance is this x sqrt((n + m) / (n m))
+START = 7.0                 # what the tensor holds before init: no initializer draws it, so a fill that does nothing fails
+
+
+def ks_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """The two-sample Kolmogorov-Smirnov statistic: the largest gap between the two empirical distributions."""
+    a, b = np.sort(a.ravel()), np.sort(b.ravel())
+    at = np.concatenate([a, b])
+    return float(np.abs(np.searchsorted(a, at, side="right") / a.size
+                        - np.searchsorted(b, at, side="right") / b.size).max())
+
+
+def run_init_example(torch_path: str | Path, mindspore_path: str | Path) -> str:
+    """An initializer's pair: each side's ``init`` fills a tensor of ``SHAPE`` holding START (torch: a tensor; MindSpore: a
+    Parameter, what models hold) from a seeded generator and must return it. A constant fill must give the same
+    value everywhere on both sides; a random one the same distribution (two-sample Kolmogorov-Smirnov at level
+    KS_ALPHA). Returns what output.txt records (no drawn value, which a generator may change); ExampleError naming
+    the file when a side cannot run, returns something else than the tensor, or draws otherwise."""
+    import mindspore
+    import torch
+
+    torch_path, mindspore_path = Path(torch_path), Path(mindspore_path)
+    tm, mm = load_module(torch_path, "torch"), load_module(mindspore_path, "mindspore")
+    shape = _setting(tm, torch_path, "SHAPE", None, tuple)
+    if not shape or _setting(mm, mindspore_path, "SHAPE", None, tuple) != shape:
+        raise ExampleError(f"{mindspore_path}: an initializer's example defines the same SHAPE (a tuple of sizes) on "
+                           f"both sides as {torch_path}")
+    drawn = {}
+    for side, module, path in (("torch", tm, torch_path), ("mindspore", mm, mindspore_path)):
+        if not callable(getattr(module, "init", None)):
+            raise ExampleError(f"{path}: an initializer's example defines init(tensor), which fills it and returns it")
+        if side == "torch":
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(0)
+                tensor = torch.full(shape, START)
+                returned = _init(module, path, tensor)
+            drawn[side] = tensor.numpy()
+        else:
+            mindspore.set_seed(0)           # process-global, as run_mindspore's
+            tensor = mindspore.Parameter(mindspore.Tensor(np.full(shape, START, np.float32)), name="filled")
+            returned = _init(module, path, tensor)
+            drawn[side] = tensor.asnumpy()
+        if returned is not tensor:
+            raise ExampleError(f"{path}: init(tensor) returned {type(returned).__name__}, not the tensor it filled")
+    t, m = drawn["torch"], drawn["mindspore"]
+    if np.all(t == t.flat[0]):
+        if not np.all(m == t.flat[0]):
+            raise ExampleError(f"{mindspore_path}: torch fills every value with {t.flat[0]:g}; MindSpore's values "
+                               f"range from {m.min():g} to {m.max():g}")
+        return f"SHAPE {shape}: every value {t.flat[0]:g} on both sides\n"
+    distance, critical = ks_distance(t, m), KS_FACTOR * np.sqrt(2.0 / t.size)
+    if distance >= critical:
+        raise ExampleError(f"{mindspore_path}: MindSpore draws another distribution than {torch_path}: two-sample "
+                           f"Kolmogorov-Smirnov distance {distance:.3g} >= {critical:.3g} (level {KS_ALPHA:g}); "
+                           f"mean {t.mean():.3g} vs {m.mean():.3g}, std {t.std():.3g} vs {m.std():.3g}, range "
+                           f"[{t.min():.3g}, {t.max():.3g}] vs [{m.min():.3g}, {m.max():.3g}]")
+    return (f"SHAPE {shape}: {t.size} values drawn on each side, std {t.std():.2g}; the same distribution "
+            f"(two-sample Kolmogorov-Smirnov, level {KS_ALPHA:g})\n")
+
+
+def _init(module, path: Path, tensor):
+    try:
+        return module.init(tensor)
+    except Exception as exc:
+        raise ExampleError(f"{path}: init(tensor) raised {type(exc).__name__}: {exc}") from exc

@@ -11,6 +11,8 @@ that file. Each entry's folder holds ``torch_example.py`` and ``mindspore_exampl
   makes of it (under the GENERATED header), translated as if every core entry were proven: an entry's example
   cannot wait for its own proof, and one entry's output.txt must not change another's example. output.txt is
   what the differential harness recorded when the pair agreed.
+  An initializer's pair (form initializer, init.yaml) holds ``SHAPE`` and ``init(tensor)`` instead of a model,
+  proven by the distribution of what it draws (compat.examples.run_init_example).
 * the training pairs (``mappings.TRAINING_RULES``, training.yaml): a torch file (``Example``, ``BATCHES``,
   ``training(model)``) and a MindSpore file (``Example``), both hand-written; compare_training builds the MindSpore
   pieces from the entries and trains both 100 steps (compat.examples.run_training_example).
@@ -186,6 +188,16 @@ def _run_models(folder: Path) -> str:
         raise ProveError(str(exc)) from None
 
 
+def _run_inits(folder: Path) -> str:
+    """What output.txt records for an initializer pair that draws alike; ProveError when it does not."""
+    from .examples import ExampleError, run_init_example
+
+    try:
+        return run_init_example(folder / "torch_example.py", folder / "mindspore_example.py")
+    except ExampleError as exc:
+        raise ProveError(str(exc)) from None
+
+
 # ------------------------------------------------------------------------------------------------- proving
 
 @dataclass
@@ -248,7 +260,7 @@ def prove_entry(entry, root: Path | None = None, maps: mapping_data.Mappings | N
                     return proof
                 _write(path, data)
                 proof.written.append(f"generated {path}")
-            text = _run_models(folder)
+            text = _run_inits(folder) if entry.form == "initializer" else _run_models(folder)
     except ProveError as exc:
         proof.agrees = False
         proof.reason = str(exc) + "".join(f"\n  translator: {n}" for n in notes)

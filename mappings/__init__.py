@@ -167,6 +167,7 @@ class Framework:
     model_methods: frozenset[str] = frozenset()       # the public methods of its model base class
     reexports: tuple[tuple[str, str], ...] = ()       # (package, the package re-exporting its public names)
     mode_dependent_layers: frozenset[str] = frozenset()   # layer classes that differ in training and evaluation mode
+    same_tensor: frozenset[str] = frozenset()         # functions that return the tensor they are given (as_tensor)
 
     @property
     def containers(self) -> frozenset[str]:
@@ -363,7 +364,8 @@ def _framework(name: str, raw: dict) -> Framework:
                      generic_attributes=frozenset(raw.get("generic_attributes", ())),
                      model_methods=frozenset(raw.get("model_methods", ())),
                      reexports=tuple(raw.get("reexports", {}).items()),
-                     mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())))
+                     mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())),
+                     same_tensor=frozenset(raw.get("same_tensor", ())))
 
 
 @functools.lru_cache(maxsize=None)
@@ -439,7 +441,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 5                      # bump when what a cache file holds changes shape
+CACHE_FORMAT = 6                      # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 

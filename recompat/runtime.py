@@ -11,6 +11,12 @@ TypeError with the translator's reason.
 
 ``add_child(cell, name, module)`` is torch's ``add_module`` where MindSpore's method does something else (a
 SequentialCell subclass, or a container the code builds).
+
+``layer_tensor(layer, name)`` is torch's ``layer.name`` (a parameter or buffer) on a MindSpore layer whose class
+the code does not fix (``isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d))``: gamma, or bn2d.gamma).
+
+``initialized(tensor, init)`` is what torch.nn.init's in-place functions do (``nn.init.kaiming_normal_(w, a=0.01)``
+becomes ``initialized(w, HeNormal(negative_slope=0.01))``): MindSpore has the initializers, not the in-place fill.
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ import ast
 import functools
 import inspect
 
-__all__ = ["add_child", "torch_signature"]
+__all__ = ["add_child", "initialized", "layer_tensor", "torch_signature"]
 
 
 def torch_signature(cls: type, api: str) -> type:
@@ -120,3 +126,49 @@ def add_child(cell, name: str, module) -> None:
     if isinstance(cell, mindspore.nn.SequentialCell):
         cell.cell_list = list(cell._cells.values())
         cell._is_dynamic_name.append(False)      # a name of its own, not an index
+
+
+def initialized(tensor, init):
+    """``tensor`` filled from ``init`` (a ``mindspore.common.initializer`` instance), in place, and returned, as
+    torch.nn.init's functions do. A Parameter takes the values through ``set_data``; another tensor through
+    ``copy_``: MindSpore 2.10 has no CPU kernel for the in-place fills (``fill_``, ``zero_``, ``normal_``,
+    ``uniform_``; tests/test_framework_facts.py pins it), and only a Parameter has ``set_data``."""
+    from mindspore import Parameter
+    from mindspore.common.initializer import initializer
+
+    values = initializer(init, tensor.shape, tensor.dtype)
+    if isinstance(tensor, Parameter):
+        return tensor.set_data(values)
+    tensor.copy_(values.init_data())
+    return tensor
+
+
+def layer_tensor(layer, name: str):
+    """The tensor torch calls ``name`` on ``layer``, a MindSpore layer: where the mapping entries of its class (or
+    the nearest class it derives from that has entries: torch_signature's adapters) put it (BatchNorm2d's weight is gamma, BatchNorm3d's bn2d.gamma); ``name`` itself where they list no other.
+    AttributeError naming the layer where its class has no counterpart of that tensor."""
+    entries = next((found for cls in type(layer).__mro__ if (found := _layer_entries().get(cls))), ())
+    places = {e.mindspore_tensor(name) for e in entries} or {name}     # by its class or one it derives from
+
+    if None in places or len(places) > 1:
+        raise AttributeError(f"recompat.runtime.layer_tensor: {type(layer).__name__} holds no single counterpart "
+                             f"of torch's {name!r} (its mapping entries give {sorted(map(str, places))})")
+    return functools.reduce(getattr, places.pop().split("."), layer)
+
+
+@functools.lru_cache(maxsize=None)
+def _layer_entries() -> dict[type, list]:
+    """MindSpore layer class -> the mapping entries that pair a torch layer with it."""
+    import importlib
+
+    from recompat import mappings
+
+    found: dict[type, list] = {}
+    for entry in mappings.default().layer_pairs:
+        module, _, attr = entry.mindspore["api"].rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            continue
+        found.setdefault(cls, []).append(entry)
+    return found

@@ -77,6 +77,11 @@ _TEXT = {
                        "(`recompat.compat.compare`) built both, copied the PyTorch weights into the MindSpore model, "
                        "ran one forward and backward pass on each with the same inputs and compared the outputs and "
                        "the gradients.",
+        "init_intro": "The {source} side is hand-written; the {target} side is what `recompat translate --scope model` "
+                      "makes of it (`recompat prove` writes it). The two frameworks draw from other random streams, "
+                      "so the harness (`recompat.compat.examples.run_init_example`) filled a tensor of `SHAPE` on "
+                      "each side from a seeded generator and compared what was drawn: every value for a constant, "
+                      "else the distribution (a two-sample Kolmogorov-Smirnov test).",
         "harness_says": "The harness recorded:",
         "training_by": "Direction: {direction}, for `recompat.compat.compare_training`, which builds the MindSpore "
                        "counterpart of the PyTorch object from this entry, and for `recompat translate --scope model`, "
@@ -175,6 +180,10 @@ _TEXT = {
         "model_intro": "{source} 模型为手写;{target} 模型是 `recompat translate --scope model` 的翻译结果"
                        "(由 `recompat prove` 生成)。差分测试(`recompat.compat.compare`)构建两个模型,"
                        "把 PyTorch 的权重复制到 MindSpore 模型,用相同的输入各执行一次前向和反向,并比较输出与梯度。",
+        "init_intro": "{source} 一侧为手写;{target} 一侧是 `recompat translate --scope model` 的翻译结果(由 "
+                      "`recompat prove` 生成)。两个框架的随机数流不同,所以测试(`recompat.compat.examples."
+                      "run_init_example`)在每一侧用固定种子填充一个形状为 `SHAPE` 的张量,并比较抽到的值:常数"
+                      "初始化逐值比较,其余比较分布(双样本 Kolmogorov-Smirnov 检验)。",
         "harness_says": "差分测试的记录:",
         "training_by": "方向:{direction},供 `recompat.compat.compare_training` 使用:它按本条目由 PyTorch 对象构建 "
                        "MindSpore 对应对象;`recompat translate --scope model` 也按本条目改写其调用(调用周围的训练循环只报告、不改写)。签名取自 torch "
@@ -380,7 +389,7 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
                    "difference": {"en": en["difference"], "zh": zh["difference"]}}
                   for en, zh in zip(rows["en"], rows["zh"])]
         entries.append({
-            "id": e.id, "source": e.source, "rule": e.rule,
+            "id": e.id, "source": e.source, "rule": e.rule, "form": e.form,
             "direction": {"torch": "torch-to-mindspore", "mindspore": "mindspore-to-torch"}.get(e.source, "both-ways"),
             "torch": {"api": e.torch["api"], "aliases": list(e.torch.get("aliases", ())),
                       "signature": e.torch["signature"], "library": e.torch.get("library")},
@@ -486,7 +495,8 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
             unproven = None if output else t["training_unproven"]
         elif model_example:
             written = "torch" if ex["generated"] == "mindspore" else "mindspore"
-            intro = t["model_intro"].format(source=SIDES[written], target=SIDES[ex["generated"]])
+            intro = t["init_intro" if e.get("form") == "initializer" else "model_intro"].format(
+                source=SIDES[written], target=SIDES[ex["generated"]])
             output_intro, unproven = t["harness_says"], None if output else t["unproven"]
         else:
             intro, output_intro, unproven = t["example_intro"], t["both_print"], None

@@ -23,7 +23,7 @@ NETWORKS = {
                           num_res_units=1), (2, 1, 16, 16)),
     "SegResNet": ("SegResNet", dict(spatial_dims=2, init_filters=8, in_channels=1, out_channels=2,
                                     blocks_down=(1, 1), blocks_up=(1,)), (2, 1, 16, 16)),
-    "DenseNet121": ("DenseNet121", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 32, 32)),
+    "DenseNet121": ("DenseNet121", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 64, 64)),
     "ResNet": ("resnet10", dict(spatial_dims=2, n_input_channels=1, num_classes=2), (2, 1, 32, 32)),
     "ViT": ("ViT", dict(in_channels=1, img_size=(16, 16), patch_size=(4, 4), hidden_size=32, mlp_dim=64, num_layers=2,
                         num_heads=4, spatial_dims=2), (2, 1, 16, 16)),

@@ -903,3 +903,27 @@ def test_a_child_inserted_into_a_sequentialcell_is_never_run(pynative):
     twice.weight.set_data(Tensor(np.full((1, 1), 2.0, np.float32)))
     cell.insert_child_to_cell("twice", twice)
     assert len(cell) == 1 and cell(Tensor(np.ones((1, 1), np.float32))).asnumpy().item() == 1.0
+
+
+@pytest.mark.parametrize("fill", ["fill_(1.5)", "zero_()", "normal_(0.0, 2.0)", "uniform_(-1.0, 1.0)"])
+def test_in_place_fills_have_no_cpu_kernel_copy_does(pynative, fill):
+    """recompat.runtime.initialized: MindSpore 2.10's in-place fills fail on CPU (no kernel), copy_ works; a
+    Parameter's .data is another Tensor, and only the Parameter has set_data (what initialized uses)."""
+    dense = nn.Dense(3, 2)
+    with pytest.raises(RuntimeError, match="unregistered|kernelmod"):
+        eval(f"dense.weight.data.{fill}")
+        dense.weight.asnumpy()
+    t = Tensor(np.zeros((2, 3), np.float32))
+    t.copy_(Tensor(np.ones((2, 3), np.float32)))
+    assert t.asnumpy().tolist() == [[1.0] * 3] * 2
+    assert dense.weight.data is not dense.weight and not hasattr(dense.weight.data, "set_data")
+
+
+def test_he_normal_draws_torchs_kaiming_normal(pynative):
+    """mappings/init.yaml's kaiming_normal_ entry: the same fan (fan_out of a (32, 64, 3, 3) weight is 32 * 9) and
+    gain, so the same standard deviation sqrt(2 / (1 + a^2) / fan)."""
+    from mindspore.common.initializer import HeNormal, initializer
+
+    ms_values = initializer(HeNormal(negative_slope=0.01, mode="fan_out"), (32, 64, 3, 3)).init_data().asnumpy()
+    expected = np.sqrt(2.0 / (1 + 0.01 ** 2) / (32 * 9))
+    assert abs(ms_values.std() / expected - 1) < 0.02

@@ -29,11 +29,8 @@ pytestmark = pytest.mark.skipif(SPEC is None, reason="MONAI is not installed (pi
 # what stops each network that does not agree yet (the next entries to add); strict: one that starts to agree fails
 NOT_YET = {
     "SegResNet": "nn.Upsample has no entry",
-    "DenseNet121": "nn.init.kaiming_normal_ on a MindSpore parameter (torch's init runs and fails)",
-    "ResNet": "nn.init.kaiming_normal_ on a MindSpore parameter (torch's init runs and fails)",
     "ViT": "the original needs einops (einops.layers.torch.Rearrange, a torch layer)",
     "UNETR": "the original needs einops (einops.layers.torch.Rearrange, a torch layer)",
-    "DynUNet": "nn.init.kaiming_normal_ on a MindSpore parameter (torch's init runs and fails)",
 }
 NETWORKS = ["BasicUNet", "UNet", "SegResNet", "DenseNet121", "ResNet", "ViT", "UNETR", "AutoEncoder", "DynUNet",
             "AttentionUnet"]

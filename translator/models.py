@@ -31,6 +31,10 @@ RULES = Rules("the core API set (--scope model)")
 _PLACEHOLDER = re.compile(r"\x00([A-Za-z_][\w.]*)\x00")
 # what translated code calls where a MindSpore class is passed around as a value (recompat/runtime.py)
 RUNTIME_ADAPTER = "torch_signature"
+# what translated code calls for torch's in-place initialisers (form: initializer; recompat/runtime.py)
+RUNTIME_INITIALIZED = "initialized"
+# ... for a layer tensor that layers narrowed by isinstance hold at different places (recompat/runtime.py)
+RUNTIME_LAYER_TENSOR = "layer_tensor"
 _LITERAL_RECEIVERS = (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp)
 
 
@@ -95,6 +99,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         # torch's compiler markers (markers.yaml), replaced by what they give in eager execution
         self.markers = {mk.api: mk for mk in mappings.markers} if self.frm == "torch" else {}
         self._removed: set[int] = set()        # nodes the translation removed whole: not walked
+        self._narrowed: dict[str, tuple[str, tuple[Entry, ...] | None]] = {}   # name -> (its classes, entries)
+        # the layer tensors some MindSpore counterpart holds under another name (weight: BatchNorm's gamma)
+        self._moved_tensors = {t.torch for e in mappings.layer_pairs for t in e.tensors
+                               if t.torch and t.mindspore != t.torch} if self.frm == "torch" else set()
 
     def visit(self, node):
         if id(node) not in self._removed:
@@ -105,11 +113,16 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self._site_start[id(site)] = self.src.start(node)
         return site
 
-    def withdraw(self, removed: list[ast.AST]) -> None:
-        """Code the translation removes (a dropped argument) is not a site any more: what was found inside it goes."""
+    def withdraw(self, removed: list[ast.AST], keep: list[ast.AST] = ()) -> None:
+        """Code the translation removes (a dropped argument) is not a site any more: what was found inside it goes,
+        but for what was found inside ``keep`` (parts of it the translation keeps)."""
         spans = [(self.src.start(n), self.src.end(n)) for n in removed]
-        self.sites = [s for s in self.sites
-                      if not any(a <= self._site_start.get(id(s), -1) < b for a, b in spans)]
+        kept = [(self.src.start(n), self.src.end(n)) for n in keep]
+
+        def gone(site):
+            at = self._site_start.get(id(site), -1)
+            return any(a <= at < b for a, b in spans) and not any(a <= at < b for a, b in kept)
+        self.sites = [s for s in self.sites if not gone(s)]
 
     # -- walking -----------------------------------------------------------------------------------
 
@@ -260,7 +273,80 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 self.diag(self.site(func, loop.api), "RC311", api=self.src.segment(func), what=loop.what["en"],
                           instead=loop.instead["en"])
 
+    # -- a name narrowed by isinstance --------------------------------------------------------------
+
+    def visit_If(self, node: ast.If):
+        """``if isinstance(m, nn.BatchNorm2d): ... m.weight``: in the branch, m is one of the named layer classes,
+        so its parameters and buffers have the target's names (the entries' ``tensors``: weight -> gamma)."""
+        self.visit(node.test)
+        narrowed = self._isinstance_layers(node)
+        outer = dict(self._narrowed)
+        if narrowed:
+            self._narrowed[narrowed[0]] = narrowed[1:]     # for the branch only
+        for stmt in node.body:
+            self.visit(stmt)
+        self._narrowed = outer
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    def _isinstance_layers(self, node: ast.If) -> tuple[str, str, tuple[Entry, ...]] | None:
+        """(name, its classes in words, their entries) when the test is isinstance(name, C) or
+        isinstance(name, (C, ...)) of layer entries and the branch never rebinds name (torch -> MindSpore)."""
+        test = node.test
+        if self.frm != "torch" or not (
+                isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+                and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)):
+            return None
+        name, kinds = test.args[0].id, test.args[1]
+        classes = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+        if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+               for stmt in node.body for n in ast.walk(stmt)):
+            return None
+        quals = [self.qualname(c)[0] for c in classes]
+        entries = tuple(self.table.get(q or "") for q in quals)
+        if any(e is not None and e.tensors is None for e in entries) or any(
+                e is None and q is not None for e, q in zip(entries, quals)):
+            return None          # a class that is no layer, or one of the framework's without an entry
+        # None for the entries: a class the code computes (type(norm), a factory's): known when it runs
+        return name, " or ".join(self.src.segment(c) for c in classes), None if None in entries else entries
+
+    def _narrowed_attribute(self, node: ast.Attribute) -> bool:
+        """m.weight where m is narrowed to layer classes that hold it elsewhere: m.gamma where they all hold it at
+        one place; recompat.runtime.layer_tensor(m, 'weight') where at several (BatchNorm2d's gamma, BatchNorm3d's
+        bn2d.gamma) or where the class is computed (isinstance(m, type(norm))), a read only; left with the reason
+        where one of them has none. True when taken."""
+        if not (isinstance(node.value, ast.Name) and node.value.id in self._narrowed):
+            return False
+        name, attr = node.value.id, node.attr
+        classes, entries = self._narrowed[name]
+        if entries is None:
+            places = None if attr in self._moved_tensors else {attr}     # None: known when it runs
+        else:
+            places = {e.mindspore_tensor(attr) for e in entries}
+        if places == {attr}:
+            return False
+        site = self.site(node, f"{classes}.{attr}")
+        load = isinstance(node.ctx, ast.Load)
+        if places is None and not load or places is not None and (None in places or len(places) > 1 and not load):
+            why = ("is held elsewhere by some (a write cannot be looked up)" if places is None else
+                   "has no counterpart in one of them" if None in places else "is held at several places")
+            self.diag(site, "RC303", api=f"{name}.{attr}", what=f"{name} is {classes} here, whose MindSpore "
+                                                                f"counterparts' {attr} {why}")
+        elif places is not None and len(places) == 1:
+            new = places.pop()
+            end = self.src.end(node)
+            self.src.replace(end - len(attr), end, new)
+            self.diag(site, "RC315", receiver=name, old=attr, new=new, classes=classes)
+        else:
+            self.src.replace_node(node, f"{RUNTIME_LAYER_TENSOR}({name}, {attr!r})")
+            self.runtime_names.add(RUNTIME_LAYER_TENSOR)
+            self.diag(site, "RC316", receiver=name, old=attr, classes=classes, runtime=RUNTIME_LAYER_TENSOR,
+                      places=", ".join(sorted(places)) if places else "known when its class is")
+        return True
+
     def visit_Attribute(self, node: ast.Attribute):
+        if self._narrowed and self._narrowed_attribute(node):
+            return
         if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
             return
         qual, root = self.qualname(node)
@@ -482,7 +568,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 raise _Manual("RC302", api=qual, id=entry.id)
             if entry.form == "size_shape" and self.to == "mindspore":
                 return self._size_to_shape(call, site, qual)
+            filled = self._same_tensor(call) if entry.form == "initializer" and self.to == "mindspore" else None
+            passed = (filled, self.src.peek_node(filled)) if filled is not None else None   # before _plan renders it
             plan = self._plan(call, entry, qual)
+            plan.passed = passed
+            if entry.form == "initializer" and self.to == "mindspore" and \
+                    signature(entry.torch["signature"])[0][0] not in {x[0].name for x in plan.args}:
+                raise _Manual("RC303", what="no tensor to fill is given")
         except _Manual as m:
             if root:
                 self.kept_roots.add(root)
@@ -625,6 +717,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def _apply(self, call: ast.Call, entry: Entry, plan: "_Plan", method: bool) -> None:
         src, to = self.src, self.to
+        if entry.form == "initializer" and to == "mindspore":
+            return self._initializer(call, entry, plan)
         dst = entry.names(to)[0]
         if method:
             new_name = dst.rsplit(".", 1)[1]
@@ -675,6 +769,34 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 src.insert(src.end(last), ", " + extra)
             else:
                 src.insert(src.end(call) - 1, extra)
+
+    def _initializer(self, call: ast.Call, entry: Entry, plan: "_Plan") -> None:
+        """nn.init.kaiming_normal_(w, a=0.01) -> initialized(w, HeNormal(negative_slope=0.01)): the tensor filled in
+        place goes to recompat.runtime.initialized, the other arguments to the initializer class. A tensor given
+        through a function that returns it unchanged (frameworks.yaml same_tensor: torch.as_tensor(w)) is passed
+        itself: the MindSpore counterpart would copy it, and the copy would be filled."""
+        first = signature(entry.torch["signature"])[0][0]
+        tensor = next(x for x in plan.args if x[0].name == first)
+        text = tensor[2]
+        if plan.passed is not None:       # the call around the tensor goes, and what was found in it
+            inner, text = plan.passed
+            self.withdraw([tensor[0].value], keep=[inner])
+        rest = [f"{name}={value}" for a, name, value, _ in plan.args if a is not tensor[0]]
+        rest += [f"{k}={self._targets_in(v)}" for k, v in plan.values.items()]
+        self.withdraw([a.node for a in plan.drop])
+        dst = entry.names(self.to)[0]
+        self.src.replace_node(call, f"{RUNTIME_INITIALIZED}({text}, {target(dst)}({', '.join(rest)}))")
+        self.targets.add(dst)
+        self.runtime_names.add(RUNTIME_INITIALIZED)
+
+    def _same_tensor(self, call: ast.Call) -> ast.AST | None:
+        """t in nn.init.X_(torch.as_tensor(t), ...): the tensor the first argument's call returns unchanged
+        (frameworks.yaml same_tensor); None when the first argument is no such call."""
+        node = call.args[0] if call.args else None
+        if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+                and self.qualname(node.func)[0] in self.framework.same_tensor):
+            return node.args[0]
+        return None
 
     def _list_args(self, call: ast.Call, plan: "_Plan") -> None:
         """Sequential(a, b) <-> SequentialCell([a, b]); an OrderedDict goes as it is."""
@@ -755,6 +877,7 @@ class _Plan:
     args: list = field(default_factory=list)     # (arg, target name, value text, is *varargs)
     drop: list = field(default_factory=list)     # source arguments removed
     values: dict = field(default_factory=dict)   # target keyword -> text, appended
+    passed: tuple | None = None                  # form initializer: (node, its text) of a tensor passed through as_tensor
 
 
 def bound_names(tree: ast.Module, frm: str) -> set[str]:

@@ -148,6 +148,11 @@ class Source:
     def render_node(self, node: ast.AST) -> str:
         return self.render(self.start(node), self.end(node))
 
+    def peek_node(self, node: ast.AST) -> str:
+        """What render_node gives, leaving the edits in place (a rule that may still leave the call as it is)."""
+        start, end = self.start(node), self.end(node)
+        return _apply(self.text[start:end], [e for e in self._edits if start <= e.start and e.end <= end], shift=start)
+
     @property
     def edited(self) -> bool:
         return bool(self._edits)

@@ -1,0 +1,189 @@
+"""torch.nn.init on MindSpore (mappings/init.yaml, form initializer): the translation fills the same tensor through
+recompat.runtime.initialized with the MindSpore initializer that draws the same distribution; the proof harness
+(compat.examples.run_init_example) fails a pair that draws otherwise or fills nothing. And the loops real models
+initialise with (`for m in self.modules(): if isinstance(m, nn.BatchNorm2d): nn.init.constant_(m.weight, 1)`): in an
+isinstance branch a layer's tensors take the MindSpore names (weight -> gamma), looked up when it runs where the
+classes hold them at different places (recompat.runtime.layer_tensor)."""
+from __future__ import annotations
+
+import ast
+import os
+import textwrap
+
+os.environ.setdefault("GLOG_v", "3")
+
+import numpy as np
+import pytest
+
+from recompat import mappings
+from recompat.compat.examples import ExampleError, run_init_example
+from recompat.compat.prove import every_entry_proven
+from recompat.translator.translate import translate_bytes
+
+HEADER = "import torch\nfrom torch import nn\n\n\n"
+
+
+def tx(body: str):
+    code = HEADER + textwrap.dedent(body)
+    r = translate_bytes(code.encode(), "m.py", to="mindspore", scope="model",
+                        mappings=every_entry_proven(mappings.default()))
+    out = (r.new_data or code.encode()).decode()      # None: nothing changed
+    ast.parse(out)
+    return out, [d for s in r.sites for d in s.diagnostics]
+
+
+def test_an_initializer_fills_the_same_tensor_through_the_runtime():
+    out, diags = tx("""\
+        def init(conv):
+            nn.init.kaiming_normal_(conv.weight, 0.01, mode="fan_out")
+            conv.bias = nn.init.constant_(conv.bias, val=0.0)
+        """)
+    assert "from recompat.runtime import initialized" in out
+    assert ("initialized(conv.weight, mindspore.common.initializer.HeNormal(negative_slope=0.01, mode=\"fan_out\"))"
+            in out)
+    assert "conv.bias = initialized(conv.bias, mindspore.common.initializer.Constant(value=0.0))" in out
+    assert "torch" not in out and all(d.status == "converted" for d in diags), diags
+
+
+def test_as_tensor_around_the_tensor_is_the_tensor_itself():
+    """MONAI's DenseNet: nn.init.constant_(torch.as_tensor(m.weight), 1). torch.as_tensor returns m.weight itself;
+    mindspore.tensor(m.weight) would be a copy, and the fill would be lost."""
+    out, diags = tx("""\
+        def init(m):
+            nn.init.constant_(torch.as_tensor(m.weight), 1)
+        """)
+    assert "initialized(m.weight, mindspore.common.initializer.Constant(value=1))" in out
+    assert "mindspore.tensor" not in out and not any(d.message.startswith("torch.as_tensor") for d in diags)
+
+
+def test_a_default_that_differs_is_written_and_a_generator_is_refused():
+    out, diags = tx("""\
+        def init(w, g):
+            nn.init.normal_(w, mean=0.5)
+            nn.init.normal_(w, generator=g)
+        """)
+    assert "initialized(w, mindspore.common.initializer.Normal(mean=0.5, sigma=1.0))" in out   # not 0.01
+    assert "nn.init.normal_(w, generator=g)" in out
+    assert any(d.code == "RC309" and "generator" in d.message for d in diags)
+
+
+def test_no_tensor_to_fill_is_left_by_hand():
+    out, diags = tx("""\
+        def init(kwargs):
+            nn.init.zeros_(**kwargs)
+        """)
+    assert "nn.init.zeros_(**kwargs)" in out and any(d.code == "RC303" for d in diags)
+
+
+# ----- what runs -------------------------------------------------------------------------------------------
+@pytest.mark.runtime
+def test_initialized_fills_a_parameter_and_a_tensor_in_place_and_returns_them():
+    import mindspore
+    from mindspore.common.initializer import Constant, HeNormal
+
+    from recompat.runtime import initialized
+
+    dense = mindspore.nn.Dense(64, 256)
+    assert initialized(dense.weight, HeNormal(mode="fan_out")) is dense.weight
+    assert abs(dense.weight.asnumpy().std() / np.sqrt(2.0 / 256) - 1) < 0.05
+    t = mindspore.Tensor(np.zeros((2, 3), np.float32))
+    assert initialized(t, Constant(0.5)) is t and (t.asnumpy() == 0.5).all()
+
+
+TORCH_SIDE = '''\
+from torch import nn
+
+SHAPE = (32, 64, 3, 3)
+
+
+def init(tensor):
+    return nn.init.kaiming_normal_(tensor, mode="fan_out")
+'''
+
+MS_SIDE = '''\
+from mindspore.common.initializer import HeNormal
+from recompat.runtime import initialized
+
+SHAPE = (32, 64, 3, 3)
+
+
+def init(tensor):
+    {body}
+'''
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("body, expected", [
+    ('return initialized(tensor, HeNormal(mode="fan_out"))', None),
+    ('return initialized(tensor, HeNormal(mode="fan_in"))', "another distribution"),    # fan 64 x 9, not 32 x 9
+    ("return tensor", "every value 7|another distribution"),                           # nothing filled
+    ('initialized(tensor, HeNormal(mode="fan_out"))', "returned NoneType, not the tensor"),
+], ids=["correct", "planted: fan_in for fan_out", "planted: no fill", "planted: nothing returned"])
+def test_the_proof_fails_a_pair_that_draws_otherwise(tmp_path, body, expected):
+    (tmp_path / "t.py").write_text(TORCH_SIDE)
+    (tmp_path / "m.py").write_text(MS_SIDE.format(body=body))
+    if expected is None:
+        assert "the same distribution" in run_init_example(tmp_path / "t.py", tmp_path / "m.py")
+        return
+    with pytest.raises(ExampleError, match=expected) as err:
+        run_init_example(tmp_path / "t.py", tmp_path / "m.py")
+    assert str(tmp_path / "m.py") in str(err.value)
+
+
+# ----- isinstance narrowing: the loops that initialise -------------------------------------------------------
+def test_a_tensor_of_a_layer_narrowed_by_isinstance_takes_its_mindspore_name():
+    out, diags = tx("""\
+        def init(model):
+            for m in model.modules():
+                if isinstance(m, nn.BatchNorm2d):
+                    nn.init.constant_(m.weight, 1)
+                    m.bias.set_data(m.running_mean)
+                elif isinstance(m, nn.Linear):
+                    nn.init.zeros_(m.bias)
+            return m.weight
+        """)
+    assert "initialized(m.gamma, mindspore.common.initializer.Constant(value=1))" in out
+    assert "m.beta.set_data(m.moving_mean)" in out
+    assert "initialized(m.bias, mindspore.common.initializer.Zero())" in out      # Dense keeps weight and bias
+    assert out.rstrip().endswith("return m.weight")                            # outside the branch: not narrowed
+    assert {d.code for d in diags if d.code in ("RC315", "RC316")} == {"RC315"}
+
+
+def test_classes_that_hold_a_tensor_at_different_places_look_it_up_when_they_run():
+    out, diags = tx("""\
+        def init(m, norm):
+            if isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d)):
+                nn.init.ones_(m.weight)
+                m.weight = None
+            if isinstance(m, type(norm)):
+                nn.init.zeros_(torch.as_tensor(m.bias))
+                m.bias = None
+                m = norm
+                print(m.weight)
+            if isinstance(m, (nn.Conv2d, nn.BatchNorm2d)):
+                print(m.num_batches_tracked)
+        """)
+    assert "initialized(layer_tensor(m, 'weight'), mindspore.common.initializer.One())" in out
+    assert "print(m.weight)" in out                    # m rebound in the branch: nothing narrowed there
+    manual = [d.message for d in diags if d.status == "manual"]
+    assert any("m.weight: m is nn.BatchNorm2d or nn.BatchNorm3d here" in m for m in manual), manual
+    assert any(m.startswith("m.num_batches_tracked") and "no counterpart" in m for m in manual), manual
+
+
+@pytest.mark.runtime
+def test_layer_tensor_finds_the_tensor_by_the_layers_class():
+    import mindspore
+    from mindspore.common.initializer import Constant
+
+    from recompat.runtime import initialized, layer_tensor, torch_signature
+
+    bn2, bn3 = mindspore.nn.BatchNorm2d(4), mindspore.nn.BatchNorm3d(4)
+    assert layer_tensor(bn2, "weight") is bn2.gamma and layer_tensor(bn3, "running_var") is bn3.bn2d.moving_variance
+    made = torch_signature(mindspore.nn.BatchNorm2d, "torch.nn.BatchNorm2d")(4, momentum=0.1)   # a subclass
+    assert layer_tensor(made, "bias") is made.beta
+    dense = mindspore.nn.Dense(2, 3)
+    assert layer_tensor(dense, "weight") is dense.weight
+    initialized(layer_tensor(bn3, "weight"), Constant(0.5))
+    assert (bn3.bn2d.gamma.asnumpy() == 0.5).all()
+    with pytest.raises(AttributeError, match="BatchNorm2d holds no single counterpart of torch's 'num_batches"):
+        layer_tensor(bn2, "num_batches_tracked")
