@@ -927,3 +927,20 @@ def test_he_normal_draws_torchs_kaiming_normal(pynative):
     ms_values = initializer(HeNormal(negative_slope=0.01, mode="fan_out"), (32, 64, 3, 3)).init_data().asnumpy()
     expected = np.sqrt(2.0 / (1 + 0.01 ** 2) / (32 * 9))
     assert abs(ms_values.std() / expected - 1) < 0.02
+
+
+def test_interpolate_by_scale_factor_needs_recompute_and_floats(pynative):
+    """mappings/resize.yaml's converter interpolate_scale: MindSpore 2.10 refuses scale_factor on 4-D input unless
+    recompute_scale_factor=True, and an int factor; with both it gives torch's output where in x scale is whole, and
+    another where it is not (0.5 of 5)."""
+    from mindspore import ops
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 6)).astype(np.float32)
+    with pytest.raises(ValueError, match="scale_factor"):
+        ops.interpolate(Tensor(x), scale_factor=2.0, mode="bilinear")
+    with pytest.raises(TypeError, match="must be float"):
+        ops.interpolate(Tensor(x), scale_factor=2, mode="bilinear", recompute_scale_factor=True)
+    for factor, agrees in ((2.0, True), (0.5, False)):
+        got = ops.interpolate(Tensor(x), scale_factor=factor, mode="bilinear", recompute_scale_factor=True).asnumpy()
+        want = torch.nn.functional.interpolate(torch.from_numpy(x), scale_factor=factor, mode="bilinear").numpy()
+        assert got.shape == want.shape and (np.abs(got - want).max() < 1e-5) == agrees

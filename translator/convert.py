@@ -21,6 +21,11 @@ class Unconvertible(Exception):
     """A value with no counterpart on the target side; the message says why (shown in RC309)."""
 
 
+class Deferred(Unconvertible):
+    """A value the conversion needs to see, which only the running program knows (a variable): a layer's call can be
+    translated when it runs (recompat.runtime.torch_signature, RC317); any other is left by hand (RC309)."""
+
+
 def _literal(text: str | None):
     try:
         return ast.literal_eval(text.strip()) if text is not None else None
@@ -296,9 +301,41 @@ def instance_groups(to: str, values: dict, names: dict) -> tuple[dict, str | Non
     return {"num_groups": channels, "num_channels": channels}, None
 
 
+def interpolate_scale(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """Upsample / interpolate by scale_factor: torch makes the output size floor(in x scale) and maps coordinates by
+    scale_factor; MindSpore 2.10 refuses scale_factor on 3-D and 4-D input unless recompute_scale_factor=True, which
+    maps them by the size ratio (out / in), and takes floats only. The two agree wherever in x scale is a whole
+    number (measured, outputs and gradients, every mode but bicubic), so a scale_factor goes as floats with
+    recompute_scale_factor=True, and a factor that is no whole number is noted. MindSpore's bicubic computes other
+    values (measured 0.21 apart)."""
+    out = {names[k]: v.strip() for k, v in values.items() if k in names and k != "scale_factor"}
+    mode = _literal(values.get("mode", "'nearest'"))
+    if mode == "bicubic":
+        raise Unconvertible("MindSpore's bicubic kernel computes other values (measured 0.21 apart)")
+    note = None if mode is not _NOT_LITERAL else (f"mode={values['mode'].strip()} is decided at run time: "
+                                                  "MindSpore's 'bicubic' computes other values")
+    text = values.get("scale_factor", "None").strip()
+    scale = _literal(text)
+    if to != "mindspore" or scale is None:
+        return {**out, names["scale_factor"]: text}, note
+    if scale is _NOT_LITERAL:
+        raise Deferred(f"scale_factor={text} is decided at run time: MindSpore takes floats only")
+    factors = scale if isinstance(scale, (tuple, list)) else (scale,)
+    if not all(isinstance(f, (int, float)) and not isinstance(f, bool) for f in factors):
+        raise Unconvertible(f"scale_factor={text} is not a number or a sequence of numbers")
+    floats = ", ".join(_number(float(f)) for f in factors)
+    out[names["scale_factor"]] = f"({floats},)" if isinstance(scale, (tuple, list)) and len(factors) == 1 else \
+        f"({floats})" if isinstance(scale, (tuple, list)) else floats
+    out[names["recompute_scale_factor"]] = "True"
+    if any(float(f) != int(f) for f in factors):
+        note = "; ".join(filter(None, [note, f"scale_factor={text} is no whole number: the same output only where the "
+                                             "input size times it is a whole number"]))
+    return out, note
+
+
 CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, conv_padding, pool_padding,
                                       trainable_params, gradients, fill_dtype, instance_groups,
-                                      transpose_padding)}
+                                      transpose_padding, interpolate_scale)}
 
 
 def apply(name: str, to: str, values: dict, names: dict) -> dict:

@@ -69,6 +69,7 @@ class _Manual(Exception):
     def __init__(self, code: str, **fields):
         super().__init__(code)
         self.code, self.fields = code, fields
+        self.deferred = False     # a value only the running program knows decides the call (convert.Deferred)
 
 
 class ModelTranslator(SiteLog, names.ScopedWalker):
@@ -576,6 +577,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                     signature(entry.torch["signature"])[0][0] not in {x[0].name for x in plan.args}:
                 raise _Manual("RC303", what="no tensor to fill is given")
         except _Manual as m:
+            if m.deferred and entry.rule == "api_class" and self.to == "mindspore":
+                # the layer's torch arguments are translated when it is made, by the same entry
+                dst = entry.names(self.to)[0]
+                self.src.replace_node(call.func, f"{RUNTIME_ADAPTER}({target(dst)}, {entry.names(self.frm)[0]!r})")
+                self.runtime_names.add(RUNTIME_ADAPTER)
+                return self.diag(site, "RC317", api=qual, target=dst, adapter=RUNTIME_ADAPTER, why=m.fields["why"])
             if root:
                 self.kept_roots.add(root)
             fields = {"api": qual, **m.fields}
@@ -657,8 +664,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             try:
                 out, note = convert.CONVERTERS[conv](to, values, names_)
             except convert.Unconvertible as exc:
-                raise _Manual("RC309", param=", ".join(sorted(sources & set(given)) or sources), value="",
-                              why=str(exc)) from None
+                manual = _Manual("RC309", param=", ".join(sorted(sources & set(given)) or sources), value="",
+                                 why=str(exc))
+                manual.deferred = isinstance(exc, convert.Deferred)
+                raise manual from None
             if note:
                 plan.notes.append(("RC310", {"api": qual, "what": note, "target": entry.names(to)[0]}))
             defaults = {getattr(p, to): getattr(p, f"{to}_default") for p in rows if getattr(p, to)}
