@@ -1,10 +1,10 @@
-"""Benchmark: ReLU and ReLU6 kinks. False alarms on correct twins and catches of planted bugs, compare() with kink
+"""Benchmark: ReLU, ReLU6 and LeakyReLU kinks. False alarms on correct twins and catches of planted bugs, compare() with kink
 replay (the default) against kinks=False (one float64 run, the verdict before compat.kink_replay), in the same run.
 
 Not a test: it prints figures. Correct twins: (a) BatchNorm2d (training mode) -> ReLU -> Conv2d with one input
 element placed at its channel's batch mean and walked across it ulp by ulp, so one framework's float32 rounds its
 normalised value to the other side of 0 (the reproducer of a false alarm found on torchvision's resnet18 against
-mindcv's), with a ReLU and with a ReLU6 (torch's F.hardtanh(x, 0, 6), MindSpore's ReLU6 primitive); (b)
+mindcv's), with a ReLU, a ReLU6 (torch's F.hardtanh(x, 0, 6), MindSpore's ReLU6 primitive) and a LeakyReLU; (b)
 bench/verdict_bench.py's 6-layer Conv+BatchNorm+ReLU stack in training mode over several seeds.
 Bugs: a ReLU that cuts at 0.01 (through the ReLU primitive, and spelled without it), BatchNorm eps 1e-3, a conv
 weight off by 1e-3 after the transfer.
@@ -50,11 +50,16 @@ class MaskedReLU(msnn.Cell):
         return x * (x > 0.01).astype(x.dtype)
 
 
-def edge_twins(bug: str | None, relu6: bool = False):
+# the activation between the BatchNorm and the conv: (torch's, MindSpore's)
+ACTIVATIONS = {"ReLU": (tnn.ReLU, msnn.ReLU), "ReLU6": (tnn.ReLU6, msnn.ReLU6),
+               "LeakyReLU": (tnn.LeakyReLU, lambda: msnn.LeakyReLU(alpha=0.01))}
+
+
+def edge_twins(bug: str | None, activation: str = "ReLU"):
     torch.manual_seed(0)
-    t = tnn.Sequential(tnn.BatchNorm2d(4), tnn.ReLU6() if relu6 else tnn.ReLU(), tnn.Conv2d(4, 4, 3, padding=1)).train()
-    relu = {"relu cut at 0.01": ShiftedReLU(), "relu cut at 0.01, no primitive": MaskedReLU()}.get(
-        bug, msnn.ReLU6() if relu6 else msnn.ReLU())
+    torch_act, ms_act = ACTIVATIONS[activation]
+    t = tnn.Sequential(tnn.BatchNorm2d(4), torch_act(), tnn.Conv2d(4, 4, 3, padding=1)).train()
+    relu = {"relu cut at 0.01": ShiftedReLU(), "relu cut at 0.01, no primitive": MaskedReLU()}.get(bug, ms_act())
     m = msnn.SequentialCell(msnn.BatchNorm2d(4, eps=1e-3 if bug == "BatchNorm eps 1e-3" else 1e-5), relu,
                             msnn.Conv2d(4, 4, 3, pad_mode="pad", padding=1, has_bias=True))
     m.set_train(True)
@@ -115,8 +120,9 @@ def main() -> int:
         row(f"BatchNorm-ReLU-Conv, one value walked {-args.walk}..+{args.walk} ulps across 0"
             + (f": {bug}" if bug else ""), bug is None,
             [lambda kinks, k=k, bug=bug: judge(*edge_twins(bug), edge_input(k), kinks, bug) for k in walk])
-    row(f"BatchNorm-ReLU6-Conv, one value walked {-args.walk}..+{args.walk} ulps across 0", True,
-        [lambda kinks, k=k: judge(*edge_twins(None, relu6=True), edge_input(k), kinks, None) for k in walk])
+    for activation in ("ReLU6", "LeakyReLU"):
+        row(f"BatchNorm-{activation}-Conv, one value walked {-args.walk}..+{args.walk} ulps across 0", True,
+            [lambda kinks, k=k, a=activation: judge(*edge_twins(None, a), edge_input(k), kinks, None) for k in walk])
 
     def stack(seed, kinks):
         torch.manual_seed(seed)

@@ -1,4 +1,4 @@
-"""Decisions on float32's edge: how the round-off rule survives a kink (a ReLU, a ReLU6, a max-pool).
+"""Decisions on float32's edge: how the round-off rule survives a kink (a ReLU, a ReLU6, a LeakyReLU, a max-pool).
 
 The round-off rule (compare.judge_by_reference) measures float32 round-off by torch's distance from a float64
 run. That holds while all three runs take the same branches. A ReLU is a branch: an input within round-off of 0
@@ -12,9 +12,11 @@ no tolerance can tell it from one. So each side is judged against a float64 run 
 
 * **Both float32 runs record.** torch's ReLU inputs (``torch.relu``, ``torch.relu_``, ``F.relu``, ``F.relu_``,
   ``Tensor.relu``/``relu_``: what ``nn.ReLU`` calls), its ReLU6 inputs (``F.relu6``, and ``F.hardtanh`` between 0
-  and 6: what ``nn.ReLU6`` calls) and its 2-d max-pools' inputs and picks (``F.max_pool2d``,
-  what ``nn.MaxPool2d`` calls); MindSpore's ReLU and ReLU6 decisions (the ReLU primitive, which ``nn.ReLU``,
-  ``ops.relu`` and mint's relu run; the ReLU6 primitive, ``nn.ReLU6``'s and ``ops.relu6``'s)
+  and 6: what ``nn.ReLU6`` calls), its LeakyReLU inputs (``F.leaky_relu``, ``F.leaky_relu_``: what
+  ``nn.LeakyReLU`` calls; below 0 the output is the slope times x, not a constant) and its 2-d max-pools' inputs
+  and picks (``F.max_pool2d``, what ``nn.MaxPool2d`` calls); MindSpore's ReLU and ReLU6 decisions (the ReLU
+  primitive, which ``nn.ReLU``, ``ops.relu`` and mint's relu run; the ReLU6 primitive, ``nn.ReLU6``'s and
+  ``ops.relu6``'s), its LeakyReLU decisions (``ops.leaky_relu``, what ``nn.LeakyReLU`` calls)
   and max-pool picks (``MaxPool3DWithArgmax``, which ``nn.MaxPool2d(pad_mode="pad")`` runs). A clamp's decision is
   each element's segment (``segments``: below, between or above its kinks).
   Forward calls in order; a recomputation in backward takes its forward call's decision again.
@@ -46,19 +48,27 @@ import numpy as np
 from .dropout_replay import Phase, _digest
 
 TORCH, MINDSPORE = "torch", "MindSpore"
-RELU, RELU6, MAX_POOL = "ReLU", "ReLU6", "max-pool"
-KINDS = (RELU, RELU6, MAX_POOL)
+RELU, RELU6, LEAKY_RELU, MAX_POOL = "ReLU", "ReLU6", "LeakyReLU", "max-pool"
+KINDS = (RELU, RELU6, LEAKY_RELU, MAX_POOL)
 # the clamps: (low, high) (None: no upper kink). A decision is an element's segment: 0 at or below low (the output
-# is low, no gradient), 1 between (x and its gradient pass), 2 at or above high
-CLAMPS = {RELU: (0.0, None), RELU6: (0.0, 6.0)}
+# is low, no gradient; a LeakyReLU's is its slope times x), 1 between (x and its gradient pass), 2 at or above high
+CLAMPS = {RELU: (0.0, None), RELU6: (0.0, 6.0), LEAKY_RELU: (0.0, None)}
+LEAKY_SLOPE = 0.01      # torch's default negative_slope (F.leaky_relu, nn.LeakyReLU)
+# MindSpore's LeakyReLU is maximum(alpha * x, x): at exactly 0 the two tie and its gradient is (1 + alpha) / 2
+# (measured 0.505 for alpha 0.01; torch's is the slope, tests/test_framework_facts.py): a segment of its own there.
+# An exact 0 that float64 holds too (after a ReLU, a dropout, padding) is replayed like a decision within round-off:
+# the gradient upstream of such a 0 is blocked there in the cases seen (ReLU, dropout), so it changes nothing
+TIE = 3
 # what a decision's gap is measured from, and how one side may call an op without the recorded primitive
-_FROM = {RELU: "0", RELU6: "0 or 6", MAX_POOL: "its window's max"}
+_FROM = {RELU: "0", RELU6: "0 or 6", LEAKY_RELU: "0", MAX_POOL: "its window's max"}
 # a decision taken across its kink, as the kink row counts them (one, many)
 NOUNS = {RELU: ("ReLU input across 0", "ReLU inputs across 0"),
          RELU6: ("ReLU6 input across 0 or 6", "ReLU6 inputs across 0 or 6"),
+         LEAKY_RELU: ("LeakyReLU input across 0", "LeakyReLU inputs across 0"),
          MAX_POOL: ("max-pool pick among near-equal values", "max-pool picks among near-equal values")}
 _ELSEWISE = {RELU: "a ReLU spelled otherwise on one side: ops.maximum, an in-place relu",
              RELU6: "a ReLU6 spelled otherwise on one side: ops.clamp, ops.hardtanh, torch.clamp",
+             LEAKY_RELU: "a LeakyReLU spelled otherwise on one side: mint's leaky_relu, ops.maximum(alpha * x, x)",
              MAX_POOL: "a max-pool MindSpore runs without its argmax: pad_mode 'same' or 'valid', mint's max_pool2d"}
 
 
@@ -177,8 +187,8 @@ def _numpy(t) -> np.ndarray:
 
 def _torch_kinks(clamp, max_pool):
     """torch's entry points to its kinks, patched: ``clamp(kind, x, original, inplace, args, kwargs)`` once per ReLU
-    (the call F.relu makes to torch.relu is not counted again) and ReLU6 (F.relu6, and F.hardtanh between 0 and 6:
-    what nn.ReLU6 calls), ``max_pool(x, args, kwargs, return_indices)`` once per 2-d max-pool
+    (the call F.relu makes to torch.relu is not counted again), ReLU6 (F.relu6, and F.hardtanh between 0 and 6:
+    what nn.ReLU6 calls) and LeakyReLU (F.leaky_relu, F.leaky_relu_: what nn.LeakyReLU calls), ``max_pool(x, args, kwargs, return_indices)`` once per 2-d max-pool
     (``max_pool2d_with_indices(x, *args, **kwargs)`` computes it)."""
     import torch
     import torch.nn.functional as F
@@ -206,6 +216,13 @@ def _torch_kinks(clamp, max_pool):
         entry.original = original
         return once(entry)
 
+    def leaky_entry(original, inplace):
+        def entry(x, *args, **kwargs):
+            flag = inplace or bool(kwargs.get("inplace", args[1] if len(args) > 1 else False))
+            return clamp(LEAKY_RELU, x, original, flag, args, kwargs)
+        entry.original = original
+        return once(entry)
+
     def hardtanh_entry(x, *args, **kwargs):
         given = dict(zip(("min_val", "max_val", "inplace"), args), **kwargs)
         if (given.get("min_val", -1.0), given.get("max_val", 1.0)) != CLAMPS[RELU6]:
@@ -221,7 +238,8 @@ def _torch_kinks(clamp, max_pool):
 
     return [
         (F, {"relu": relu_entry(F.relu, None), "relu_": relu_entry(F.relu_, True), "max_pool2d": once(pool_entry),
-             "relu6": relu_entry(F.relu6, None, RELU6), "hardtanh": once(hardtanh_entry)}),
+             "relu6": relu_entry(F.relu6, None, RELU6), "hardtanh": once(hardtanh_entry),
+             "leaky_relu": leaky_entry(F.leaky_relu, False), "leaky_relu_": leaky_entry(F.leaky_relu_, True)}),
         (torch, {"relu": relu_entry(torch.relu, False), "relu_": relu_entry(torch.relu_, True)}),
         (torch.Tensor, {"relu": relu_entry(torch.Tensor.relu, False), "relu_": relu_entry(torch.Tensor.relu_, True)}),
     ]
@@ -276,8 +294,10 @@ def recording_torch(branches: Branches):
 
 @contextlib.contextmanager
 def recording_mindspore(branches: Branches):
-    """A MindSpore PyNative run: the ReLU and ReLU6 primitives' decisions and MaxPool3DWithArgmax's picks (what
+    """A MindSpore PyNative run: the ReLU and ReLU6 primitives' decisions, ops.leaky_relu's (what nn.LeakyReLU
+    calls: a maximum of alpha * x and x, no primitive of its own) and MaxPool3DWithArgmax's picks (what
     nn.MaxPool2d with pad_mode="pad" runs, on an axis of 1 inserted) in each forward call. Yields the phase."""
+    import mindspore
     from mindspore.ops.auto_generate import gen_ops_prim
     from mindspore.ops.operations import nn_ops
 
@@ -301,8 +321,18 @@ def recording_mindspore(branches: Branches):
                                                 else picks)
         return out
 
+    def leaky_relu(x, alpha=0.2):
+        if phase.forward and 0 <= alpha < 1:     # maximum(alpha * x, x) picks x where x > 0, ties at 0
+            values = x.asnumpy()
+            seg = segments(values, LEAKY_RELU)
+            seg[values == 0] = TIE
+            branches.mindspore[LEAKY_RELU].append(seg)
+        return ops_leaky_relu(x, alpha)
+    ops_leaky_relu = mindspore.ops.leaky_relu
+
     with _patched(gen_ops_prim.ReLU, {"__call__": clamp(RELU, gen_ops_prim.ReLU)}), \
             _patched(gen_ops_prim.ReLU6, {"__call__": clamp(RELU6, gen_ops_prim.ReLU6)}), \
+            _patched(mindspore.ops, {"leaky_relu": leaky_relu}), \
             _patched(nn_ops.MaxPool3DWithArgmax, {"__call__": max_pool}):
         yield phase
     for kind in KINDS:
@@ -434,6 +464,10 @@ def replaying_torch(branches: Branches, side: str = TORCH):
             return original(x, *args, **kwargs)
         seg = torch.from_numpy(seg).to(x.device)
         low, high = CLAMPS[kind]
+        if kind == LEAKY_RELU:
+            slope = dict(zip(("negative_slope", "inplace"), args), **kwargs).get("negative_slope", LEAKY_SLOPE)
+            out = torch.where(seg == 1, x, torch.where(seg == TIE, x * ((1 + slope) / 2), x * slope))
+            return x.copy_(out) if inplace else out
         if inplace:
             x = x.masked_fill_(seg == 0, low)
             return x if high is None else x.masked_fill_(seg == 2, high)

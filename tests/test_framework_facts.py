@@ -944,3 +944,13 @@ def test_interpolate_by_scale_factor_needs_recompute_and_floats(pynative):
         got = ops.interpolate(Tensor(x), scale_factor=factor, mode="bilinear", recompute_scale_factor=True).asnumpy()
         want = torch.nn.functional.interpolate(torch.from_numpy(x), scale_factor=factor, mode="bilinear").numpy()
         assert got.shape == want.shape and (np.abs(got - want).max() < 1e-5) == agrees
+
+
+def test_leaky_relu_gradient_at_zero_is_a_tie_in_mindspore(pynative):
+    """compat/kink_replay.py's TIE segment: MindSpore's leaky_relu is maximum(alpha * x, x), whose gradient at
+    exactly 0 is (1 + alpha) / 2; torch's is the slope."""
+    x = np.array([-1.0, 0.0, 1.0], np.float32)
+    got = ms.grad(lambda t: ops.leaky_relu(t, 0.01).sum())(Tensor(x)).asnumpy()
+    t = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.leaky_relu(t, 0.01).sum().backward()
+    assert got.tolist() == pytest.approx([0.01, 0.505, 1.0]) and t.grad.tolist() == pytest.approx([0.01, 0.01, 1.0])

@@ -419,3 +419,35 @@ def test_another_hardtanh_is_not_a_relu6():
         torch.nn.ReLU6(inplace=True)(x.clone())
     assert len(branches.torch[RELU6]) == 3
     assert F.hardtanh(torch.tensor([5.0])).item() == 1.0, "F.hardtanh restored"
+
+
+def test_a_leaky_relu_flip_at_zero_is_judged_along_its_own_branch():
+    """nn.LeakyReLU on both sides (torch: F.leaky_relu; MindSpore: ops.leaky_relu, a maximum of alpha * x and x),
+    the same walk: below 0 the replayed output is the slope times x, and a gradient of the slope flows there."""
+    import mindspore.nn as mnn
+    import torch.nn as tnn
+
+    def pair():
+        return twins(mnn.LeakyReLU(alpha=0.01), torch_relu=tnn.LeakyReLU())
+
+    flipped = []
+    for ulps in WALK:
+        report = compare(*pair(), [edge_input(ulps)], strict=False)
+        assert report.passed, (ulps, str(report))
+        row = kink(report)
+        if row is not None:
+            assert row.passed and "1 LeakyReLU call" in row.message, row.message
+            flipped.append("LeakyReLU input across 0" in row.message)
+    assert any(flipped), "the walk crosses the LeakyReLU's kink on one side"
+    failed = [u for u in WALK if not compare(*pair(), [edge_input(u)], strict=False, kinks=False).passed]
+    assert failed, "no false alarm without kink replay: the LeakyReLU walk no longer reaches the kink"
+
+
+def test_a_leaky_relu_with_another_slope_still_fails():
+    """Planted: MindSpore's default alpha 0.2 for torch's 0.01 (the slope is a setting: strict=False leaves the
+    numbers to judge) fails on the gradients, whatever the kinks do."""
+    import mindspore.nn as mnn
+    import torch.nn as tnn
+
+    report = compare(*twins(mnn.LeakyReLU(alpha=0.2), torch_relu=tnn.LeakyReLU()), [edge_input(0)], strict=False)
+    assert not report.passed and any(r.kind in ("param-grad", "input-grad") and not r.passed for r in report.rows)
