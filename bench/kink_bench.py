@@ -1,5 +1,6 @@
-"""Benchmark: ReLU, ReLU6 and LeakyReLU kinks. False alarms on correct twins and catches of planted bugs, compare() with kink
-replay (the default) against kinks=False (one float64 run, the verdict before compat.kink_replay), in the same run.
+"""Benchmark: ReLU, ReLU6 and LeakyReLU kinks. False alarms on correct twins and catches of planted bugs, compare()
+with kink replay (the default) against kinks=False (one float64 run, the verdict before compat.kink_replay), in the
+same run.
 
 Not a test: it prints figures. Correct twins: (a) BatchNorm2d (training mode) -> ReLU -> Conv2d with one input
 element placed at its channel's batch mean and walked across it ulp by ulp, so one framework's float32 rounds its

@@ -56,8 +56,9 @@ The round-off rule (compare()'s default verdict)
     the tensor's largest value: elementwise (the largest distance) and norm-wise (the whole tensor, which
     catches a small error on every element). torch's distance is one sample of round-off, and a lucky one where
     terms cancel (a gradient that is 0 in exact arithmetic may come out of torch's float32 exactly 0): so the
-    float64 copy also runs twice with round-off put back into its backward at random (compat.roundoff, the
-    round-off probe), and round-off is the larger of the two measures. The allowance comes from the tensor
+    float64 copy also runs PROBE_RUNS (2) more times with round-off put back into its backward at random
+    (compat.roundoff, the round-off probe), and round-off is the larger of the two measures (compare_training
+    judges its steps by torch's measure alone). The allowance comes from the tensor
     itself, never from a tolerance chosen per model. The row keeps both distances (``ref_err_expected``, ``ref_err_actual``) and
     says when torch's float32 is the side far from the reference. A torch model that cannot be copied or run
     in float64 is judged by rtol/atol, and the report says why (``meta["reference"]["skipped"]``).
@@ -849,6 +850,7 @@ class PairRuns:
     tapes: Tapes = field(default_factory=Tapes)   # dropout masks replayed, decisions at kinks (PyNative)
     actual_reference: RunResult | None = None     # the float64 run along MindSpore's branches, where they differ
     probes: list[RunResult] = field(default_factory=list)   # the reference again, round-off in its backward
+    no_probe: str = ""            # why a probe did not run, where one did not
 
 
 REFERENCES = ("auto", "float64", None)
@@ -944,7 +946,7 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     _to_torch_layout(actual, transfer)
     kept = {f: c.bytes for f, c in counters.items()} if counters else None
     return PairRuns(expected, actual, refs.reference, transfer, no_copy or refs.no_reference, held, kept, tapes,
-                    refs.actual_reference, refs.probes)
+                    refs.actual_reference, refs.probes, refs.no_probe)
 
 
 class References(NamedTuple):
@@ -953,6 +955,7 @@ class References(NamedTuple):
     actual_reference: RunResult | None   # along MindSpore's, where they differ within round-off (else None)
     no_reference: str                # why there is no reference run ("" when there is, or none was wanted)
     probes: list[RunResult]          # the reference with round-off put back into its backward (compat.roundoff)
+    no_probe: str = ""               # why a probe did not run, where one did not
 
 
 def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto", seed: int = 0,
@@ -970,8 +973,9 @@ def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto"
             for name, b in twin.named_buffers():
                 b.copy_(buffers[name])
         with tapes.reference(side) as phase:
-            return run_reference(twin, inputs, reference=reference, seed=seed, device=device,
-                                 grad_inputs=grad_inputs, forward_context=forward_context(None, phase),
+            # a probe that fails leaves the rule to torch's own measure: never fatal, the reason kept
+            return run_reference(twin, inputs, reference="auto" if probe is not None else reference, seed=seed,
+                                 device=device, grad_inputs=grad_inputs, forward_context=forward_context(None, phase),
                                  backward_context=probe)
 
     if twin is None:
@@ -981,9 +985,14 @@ def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto"
         return References(None, None, no_run, [])
     # each probe replays torch's branches as the reference did; done before the run along MindSpore's, whose
     # replay the tapes keep last (the kink row reads it)
-    probes = [run(TORCH, gradient_probe(s))[0] for s in probe_seeds(seed)]
+    probes, no_probe = [], ""
+    if any(k in ("input-grad", "param-grad") for k in ref.kinds.values()):      # nothing to probe without a backward
+        for s in probe_seeds(seed):
+            probe, why = run(TORCH, gradient_probe(s))
+            probes += [probe] if probe is not None else []
+            no_probe = no_probe or why
     ref_actual = run(MINDSPORE)[0] if tapes.needs_mindspore_reference() else None
-    return References(ref, ref_actual, "", [p for p in probes if p is not None])
+    return References(ref, ref_actual, "", probes, no_probe)
 
 
 def forward_context(counter=None, phase=None):
@@ -1087,6 +1096,8 @@ def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None
     _unpaired_by_design(report, transfer)
     if runs.no_reference:
         report.meta["reference"] = {"skipped": runs.no_reference}
+    elif runs.no_probe and "reference" in report.meta:
+        report.meta["reference"]["probe_skipped"] = runs.no_probe
     if not expected.names("output") and not actual.names("output"):
         # No output tensor: no cotangent, so every gradient is a zero fill and would agree -- a pass proving nothing.
         report.rows.insert(0, CompareRow(

@@ -255,8 +255,9 @@ def run_init_example(torch_path: str | Path, mindspore_path: str | Path) -> str:
     """An initializer's pair: each side's ``init`` fills a tensor of ``SHAPE`` holding START (torch: a tensor; MindSpore: a
     Parameter, what models hold) from a seeded generator and must return it. A constant fill must give the same
     value everywhere on both sides; a random one the same distribution (two-sample Kolmogorov-Smirnov at level
-    KS_ALPHA). Returns what output.txt records (no drawn value, which a generator may change); ExampleError naming
-    the file when a side cannot run, returns something else than the tensor, or draws otherwise."""
+    KS_ALPHA). Returns what output.txt records (torch's standard deviation to 2 digits, no drawn value); ExampleError
+    naming the file when a side cannot run, fills nothing, returns something else than the tensor, or draws
+    otherwise."""
     import mindspore
     import torch
 
@@ -284,6 +285,9 @@ def run_init_example(torch_path: str | Path, mindspore_path: str | Path) -> str:
         if returned is not tensor:
             raise ExampleError(f"{path}: init(tensor) returned {type(returned).__name__}, not the tensor it filled")
     t, m = drawn["torch"], drawn["mindspore"]
+    if np.all(t == START):
+        raise ExampleError(f"{torch_path}: init(tensor) left every value at {START:g}, what the tensor held: it fills "
+                           "nothing, so the pair proves nothing")
     if np.all(t == t.flat[0]):
         if not np.all(m == t.flat[0]):
             raise ExampleError(f"{mindspore_path}: torch fills every value with {t.flat[0]:g}; MindSpore's values "

@@ -188,7 +188,8 @@ def _numpy(t) -> np.ndarray:
 def _torch_kinks(clamp, max_pool):
     """torch's entry points to its kinks, patched: ``clamp(kind, x, original, inplace, args, kwargs)`` once per ReLU
     (the call F.relu makes to torch.relu is not counted again), ReLU6 (F.relu6, and F.hardtanh between 0 and 6:
-    what nn.ReLU6 calls) and LeakyReLU (F.leaky_relu, F.leaky_relu_: what nn.LeakyReLU calls), ``max_pool(x, args, kwargs, return_indices)`` once per 2-d max-pool
+    what nn.ReLU6 calls) and LeakyReLU (F.leaky_relu, F.leaky_relu_: what nn.LeakyReLU calls),
+    ``max_pool(x, args, kwargs, return_indices)`` once per 2-d max-pool
     (``max_pool2d_with_indices(x, *args, **kwargs)`` computes it)."""
     import torch
     import torch.nn.functional as F
@@ -321,13 +322,13 @@ def recording_mindspore(branches: Branches):
                                                 else picks)
         return out
 
-    def leaky_relu(x, alpha=0.2):
+    def leaky_relu(input, alpha=0.2):        # noqa: A002 - MindSpore's own parameter names
         if phase.forward and 0 <= alpha < 1:     # maximum(alpha * x, x) picks x where x > 0, ties at 0
-            values = x.asnumpy()
+            values = input.asnumpy()
             seg = segments(values, LEAKY_RELU)
             seg[values == 0] = TIE
             branches.mindspore[LEAKY_RELU].append(seg)
-        return ops_leaky_relu(x, alpha)
+        return ops_leaky_relu(input, alpha)
     ops_leaky_relu = mindspore.ops.leaky_relu
 
     with _patched(gen_ops_prim.ReLU, {"__call__": clamp(RELU, gen_ops_prim.ReLU)}), \

@@ -337,7 +337,7 @@ def _cross(pair, case, mutant, options):
         calibrated = calibration is not None and reference is not None
         runs = PairRuns(calibration if calibrated else expected, actual, reference, transfer,
                         no_reference or refs.no_reference, tapes=tapes, actual_reference=refs.actual_reference,
-                        probes=refs.probes)
+                        probes=refs.probes, no_probe=refs.no_probe)
         report = judge_pair(runs, rtol=rtol, atol=atol, deliberate=pair.settings_differ)
         if calibrated:
             recorded = replace(expected, framework=f"torch recorded on {torch_on}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import warnings
 
 __all__ = ["add_child", "initialized", "layer_tensor", "torch_signature"]
 
@@ -108,6 +109,8 @@ def _translated(api: str, call: str) -> tuple[str, list[str], dict[str, str]]:
     if manual or result.new_data is None:
         raise TypeError(f"recompat.runtime.torch_signature: {api}({call}) has no MindSpore counterpart: "
                         + (manual[0] if manual else "the call is left as it is"))
+    for message in (d.message for site in result.sites for d in site.diagnostics if d.status == "partial"):
+        warnings.warn(f"recompat.runtime.torch_signature: {message}", stacklevel=4)   # once per call (cached)
     tree = ast.parse(result.new_data)
     imports = "\n".join(ast.unparse(s) for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom)))
     made = next(s for s in tree.body if isinstance(s, ast.FunctionDef)).body[0].value
@@ -145,7 +148,8 @@ def initialized(tensor, init):
 
 def layer_tensor(layer, name: str):
     """The tensor torch calls ``name`` on ``layer``, a MindSpore layer: where the mapping entries of its class (or
-    the nearest class it derives from that has entries: torch_signature's adapters) put it (BatchNorm2d's weight is gamma, BatchNorm3d's bn2d.gamma); ``name`` itself where they list no other.
+    of the nearest class it derives from that has entries: torch_signature's adapters) put it (BatchNorm2d's
+    weight is gamma, BatchNorm3d's bn2d.gamma); ``name`` itself where they list no other.
     AttributeError naming the layer where its class has no counterpart of that tensor."""
     entries = next((found for cls in type(layer).__mro__ if (found := _layer_entries().get(cls))), ())
     places = {e.mindspore_tensor(name) for e in entries} or {name}     # by its class or one it derives from

@@ -79,3 +79,16 @@ def test_the_layer_made_at_run_time_computes_what_torchs_does(factor, mode, alig
     assert got.shape == want.shape and np.abs(got - want).max() < 1e-5
     with pytest.raises(TypeError, match="bicubic"):
         torch_signature(mindspore.nn.Upsample, "torch.nn.Upsample")(scale_factor=factor, mode="bicubic")
+
+
+def test_a_factor_torch_already_recomputes_is_not_noted_and_an_infinite_one_is_refused():
+    _, diags = tx("""\
+        def f(x):
+            return F.interpolate(x, scale_factor=1.5, recompute_scale_factor=True)
+        """)
+    assert "RC310" not in diags and "RC309" not in diags
+    out, diags = tx("""\
+        def f(x):
+            return F.interpolate(x, scale_factor=1e999)
+        """)
+    assert "F.interpolate(x, scale_factor=1e999)" in out and "finite" in diags["RC309"].message

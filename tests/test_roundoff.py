@@ -135,3 +135,24 @@ def test_an_attention_gate_in_training_mode_agrees_and_its_planted_eps_fails():
         assert report.passed, (seed, str(report))
         torch.manual_seed(seed)
         assert not compare(torch_gate(), ms_gate(bn_eps=1e-3), [gate_input(seed)], seed=seed, strict=False).passed
+
+
+def test_a_probe_that_cannot_run_leaves_the_rule_to_torchs_measure_and_says_why(monkeypatch):
+    """Planted: every probe's backward raises. compare() still judges (reference="float64" included), and the
+    report's meta says why no probe ran."""
+    import sys
+
+    compare_module = sys.modules["recompat.compat.compare"]    # the package exports a function of that name
+
+    class Broken:
+        def __enter__(self):
+            raise RuntimeError("planted probe failure")
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(compare_module, "gradient_probe", lambda seed: Broken())
+    torch.manual_seed(0)
+    report = compare(torch_gate(), ms_gate(), [gate_input(0)], reference="float64")
+    assert report.passed, str(report)
+    assert "planted probe failure" in report.meta["reference"]["probe_skipped"]

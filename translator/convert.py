@@ -13,6 +13,7 @@ and weight transfer cannot disagree on a convention.
 from __future__ import annotations
 
 import ast
+import math
 
 from recompat.mappings import same   # two defaults that mean the same: the data layer's notion, used here
 
@@ -321,13 +322,14 @@ def interpolate_scale(to: str, values: dict, names: dict) -> tuple[dict, str | N
     if scale is _NOT_LITERAL:
         raise Deferred(f"scale_factor={text} is decided at run time: MindSpore takes floats only")
     factors = scale if isinstance(scale, (tuple, list)) else (scale,)
-    if not all(isinstance(f, (int, float)) and not isinstance(f, bool) for f in factors):
-        raise Unconvertible(f"scale_factor={text} is not a number or a sequence of numbers")
+    if not all(isinstance(f, (int, float)) and not isinstance(f, bool) and math.isfinite(f) for f in factors):
+        raise Unconvertible(f"scale_factor={text} is not a finite number or a sequence of them")
     floats = ", ".join(_number(float(f)) for f in factors)
     out[names["scale_factor"]] = f"({floats},)" if isinstance(scale, (tuple, list)) and len(factors) == 1 else \
         f"({floats})" if isinstance(scale, (tuple, list)) else floats
+    recomputed = _literal(values.get("recompute_scale_factor", "None")) is True   # torch maps by out / in too
     out[names["recompute_scale_factor"]] = "True"
-    if any(float(f) != int(f) for f in factors):
+    if not recomputed and any(float(f) != int(f) for f in factors):
         note = "; ".join(filter(None, [note, f"scale_factor={text} is no whole number: the same output only where the "
                                              "input size times it is a whole number"]))
     return out, note

@@ -101,6 +101,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.markers = {mk.api: mk for mk in mappings.markers} if self.frm == "torch" else {}
         self._removed: set[int] = set()        # nodes the translation removed whole: not walked
         self._narrowed: dict[str, tuple[str, tuple[Entry, ...] | None]] = {}   # name -> (its classes, entries)
+        self._layers_by_class: dict[int, dict] = {}   # id(class) -> {X: (classes, entries)} of its self.X layers
         # the layer tensors some MindSpore counterpart holds under another name (weight: BatchNorm's gamma)
         self._moved_tensors = {t.torch for e in mappings.layer_pairs for t in e.tensors
                                if t.torch and t.mindspore != t.torch} if self.frm == "torch" else set()
@@ -290,19 +291,20 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         for stmt in node.orelse:
             self.visit(stmt)
 
-    def _isinstance_layers(self, node: ast.If) -> tuple[str, str, tuple[Entry, ...]] | None:
-        """(name, its classes in words, their entries) when the test is isinstance(name, C) or
-        isinstance(name, (C, ...)) of layer entries and the branch never rebinds name (torch -> MindSpore)."""
-        test = node.test
-        if self.frm != "torch" or not (
-                isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-                and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)):
+    def _isinstance_layers(self, node: ast.If) -> tuple[str, str, tuple[Entry, ...] | None] | None:
+        """(name, its classes in words, their entries, None for a class the code computes) when the test is
+        isinstance(name, C), isinstance(name, (C, ...)) or several of those joined by `or`, of layer entries, and
+        nothing in the branch binds name again (torch -> MindSpore)."""
+        tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or) \
+            else [node.test]
+        if self.frm != "torch" or not all(
+                isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance"
+                and len(t.args) == 2 and not t.keywords and isinstance(t.args[0], ast.Name) for t in tests):
             return None
-        name, kinds = test.args[0].id, test.args[1]
-        classes = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
-        if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-               for stmt in node.body for n in ast.walk(stmt)):
+        names = {t.args[0].id for t in tests}
+        if len(names) != 1 or _binds(node.body, name := names.pop()):
             return None
+        classes = [c for t in tests for c in (t.args[1].elts if isinstance(t.args[1], ast.Tuple) else [t.args[1]])]
         quals = [self.qualname(c)[0] for c in classes]
         entries = tuple(self.table.get(q or "") for q in quals)
         if any(e is not None and e.tensors is None for e in entries) or any(
@@ -311,15 +313,45 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         # None for the entries: a class the code computes (type(norm), a factory's): known when it runs
         return name, " or ".join(self.src.segment(c) for c in classes), None if None in entries else entries
 
+    def _layer_of(self, receiver: ast.AST) -> tuple[str, tuple[Entry, ...] | None] | None:
+        """(the classes in words, their entries) a receiver is known to be: a name narrowed by isinstance, or
+        self.X where every assignment to self.X in the class makes a layer of an entry with tensors
+        (self.bn = nn.BatchNorm2d(8)); None when not known."""
+        if isinstance(receiver, ast.Name):
+            return self._narrowed.get(receiver.id)
+        if not (self.frm == "torch" and names._is_self_attr(receiver) and self.cls is not None):
+            return None
+        return self._self_layers(self.cls).get(receiver.attr)
+
+    def _self_layers(self, cls: ast.ClassDef) -> dict[str, tuple[str, tuple[Entry, ...]]]:
+        if id(cls) in self._layers_by_class:
+            return self._layers_by_class[id(cls)]
+        made: dict[str, list] = {}
+        for node in ast.walk(cls):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    if names._is_self_attr(t):
+                        made.setdefault(t.attr, []).append(node.value)
+        layers = {}
+        for attr, values in made.items():
+            calls = [v for v in values if isinstance(v, ast.Call)]
+            entries = tuple(self.table.get(self.qualname(c.func)[0] or "") for c in calls)
+            if len(calls) == len(values) and entries and all(e is not None and e.tensors is not None
+                                                              for e in entries):
+                layers[attr] = (" or ".join(self.src.segment(c.func) for c in calls), entries)
+        self._layers_by_class[id(cls)] = layers
+        return layers
+
     def _narrowed_attribute(self, node: ast.Attribute) -> bool:
-        """m.weight where m is narrowed to layer classes that hold it elsewhere: m.gamma where they all hold it at
-        one place; recompat.runtime.layer_tensor(m, 'weight') where at several (BatchNorm2d's gamma, BatchNorm3d's
+        """m.weight where m is narrowed to layer classes that hold it elsewhere (or self.bn.weight where self.bn is
+        made of one): m.gamma where they all hold it at one place; recompat.runtime.layer_tensor(m, 'weight') where at several (BatchNorm2d's gamma, BatchNorm3d's
         bn2d.gamma) or where the class is computed (isinstance(m, type(norm))), a read only; left with the reason
         where one of them has none. True when taken."""
-        if not (isinstance(node.value, ast.Name) and node.value.id in self._narrowed):
+        known = self._layer_of(node.value)
+        if known is None:
             return False
-        name, attr = node.value.id, node.attr
-        classes, entries = self._narrowed[name]
+        name, attr = self.src.segment(node.value), node.attr
+        classes, entries = known
         if entries is None:
             places = None if attr in self._moved_tensors else {attr}     # None: known when it runs
         else:
@@ -328,26 +360,29 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return False
         site = self.site(node, f"{classes}.{attr}")
         load = isinstance(node.ctx, ast.Load)
-        if places is None and not load or places is not None and (None in places or len(places) > 1 and not load):
-            why = ("is held elsewhere by some (a write cannot be looked up)" if places is None else
-                   "has no counterpart in one of them" if None in places else "is held at several places")
-            self.diag(site, "RC303", api=f"{name}.{attr}", what=f"{name} is {classes} here, whose MindSpore "
-                                                                f"counterparts' {attr} {why}")
-        elif places is not None and len(places) == 1:
+        if places is not None and len(places) == 1 and None not in places:
             new = places.pop()
             end = self.src.end(node)
             self.src.replace(end - len(attr), end, new)
             self.diag(site, "RC315", receiver=name, old=attr, new=new, classes=classes)
-        else:
+        elif load and (places is None or None not in places):
             self.src.replace_node(node, f"{RUNTIME_LAYER_TENSOR}({name}, {attr!r})")
             self.runtime_names.add(RUNTIME_LAYER_TENSOR)
             self.diag(site, "RC316", receiver=name, old=attr, classes=classes, runtime=RUNTIME_LAYER_TENSOR,
-                      places=", ".join(sorted(places)) if places else "known when its class is")
+                      places="decided by the class it has when it runs" if places is None
+                      else "at " + " or ".join(sorted(places)))
+        else:
+            why = (f"has no {attr}" if places is not None and None in places else
+                   f"may hold {attr} elsewhere, and a write cannot be looked up when it runs")
+            self.diag(site, "RC303", api=f"{name}.{attr}", what=f"{name} is {classes} here, whose MindSpore "
+                                                                f"counterpart {why}")
         return True
 
     def visit_Attribute(self, node: ast.Attribute):
-        if self._narrowed and self._narrowed_attribute(node):
+        if isinstance(node.value, (ast.Name, ast.Attribute)) and self._narrowed_attribute(node):
             return
+        if not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute):
+            self._narrowed_attribute(node.value)    # self.bn.bias.requires_grad = False: the receiver is read
         if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
             return
         qual, root = self.qualname(node)
@@ -569,13 +604,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 raise _Manual("RC302", api=qual, id=entry.id)
             if entry.form == "size_shape" and self.to == "mindspore":
                 return self._size_to_shape(call, site, qual)
-            filled = self._same_tensor(call) if entry.form == "initializer" and self.to == "mindspore" else None
+            filled = self._tensor_to_fill(call, entry) if entry.form == "initializer" and self.to == "mindspore" \
+                else None
             passed = (filled, self.src.peek_node(filled)) if filled is not None else None   # before _plan renders it
             plan = self._plan(call, entry, qual)
             plan.passed = passed
-            if entry.form == "initializer" and self.to == "mindspore" and \
-                    signature(entry.torch["signature"])[0][0] not in {x[0].name for x in plan.args}:
-                raise _Manual("RC303", what="no tensor to fill is given")
         except _Manual as m:
             if m.deferred and entry.rule == "api_class" and self.to == "mindspore":
                 # the layer's torch arguments are translated when it is made, by the same entry
@@ -790,6 +823,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         if plan.passed is not None:       # the call around the tensor goes, and what was found in it
             inner, text = plan.passed
             self.withdraw([tensor[0].value], keep=[inner])
+        held = plan.passed[0] if plan.passed is not None else tensor[0].value
+        if (isinstance(held, ast.Attribute) and held.attr in self._moved_tensors
+                and self._layer_of(held.value) is None):
+            plan.notes.append(("RC310", {"api": entry.names(self.frm)[0], "target": entry.names(self.to)[0],
+                                         "what": f"{self.src.segment(held)}: where it is a layer whose MindSpore "
+                                                 f"counterpart holds {held.attr} elsewhere (BatchNorm: gamma), it "
+                                                 "fails; check it with isinstance(..., the layer class) around it"}))
         rest = [f"{name}={value}" for a, name, value, _ in plan.args if a is not tensor[0]]
         rest += [f"{k}={self._targets_in(v)}" for k, v in plan.values.items()]
         self.withdraw([a.node for a in plan.drop])
@@ -798,14 +838,24 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.targets.add(dst)
         self.runtime_names.add(RUNTIME_INITIALIZED)
 
-    def _same_tensor(self, call: ast.Call) -> ast.AST | None:
-        """t in nn.init.X_(torch.as_tensor(t), ...): the tensor the first argument's call returns unchanged
-        (frameworks.yaml same_tensor); None when the first argument is no such call."""
-        node = call.args[0] if call.args else None
-        if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
-                and self.qualname(node.func)[0] in self.framework.same_tensor):
-            return node.args[0]
-        return None
+    def _tensor_to_fill(self, call: ast.Call, entry: Entry) -> ast.AST | None:
+        """The tensor an initializer fills, given by position or keyword: t itself in nn.init.X_(torch.as_tensor(t))
+        (frameworks.yaml same_tensor: the MindSpore counterpart would copy it), None where it is written as it is.
+        _Manual where there is none, or it is no tensor held by a name or attribute: a view (w[0], w.t(), w.T) or
+        a result would be filled as a copy on MindSpore, leaving the tensor it came from as it was (a Parameter's
+        .data shares its storage: kept)."""
+        first = signature(entry.torch["signature"])[0][0]
+        node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == first), None)
+        if node is None:
+            raise _Manual("RC303", what="no tensor to fill is given")
+        inner = node.args[0] if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+                                 and self.qualname(node.func)[0] in self.framework.same_tensor) else None
+        held = inner if inner is not None else node
+        if not (isinstance(held, ast.Name) or (isinstance(held, ast.Attribute) and (
+                held.attr == "data" or held.attr not in self.framework.tensor_attributes))):
+            raise _Manual("RC303", what=f"the tensor to fill, {self.src.segment(held)}, is a view or a result: "
+                                        "MindSpore would fill a copy; fill the tensor it comes from")
+        return inner
 
     def _list_args(self, call: ast.Call, plan: "_Plan") -> None:
         """Sequential(a, b) <-> SequentialCell([a, b]); an OrderedDict goes as it is."""
@@ -887,6 +937,25 @@ class _Plan:
     drop: list = field(default_factory=list)     # source arguments removed
     values: dict = field(default_factory=dict)   # target keyword -> text, appended
     passed: tuple | None = None                  # form initializer: (node, its text) of a tensor passed through as_tensor
+
+
+def _binds(body: list[ast.stmt], name: str) -> bool:
+    """Whether anything in these statements binds name again, or may in a scope of its own (an assignment, a for
+    or with target, a def's or lambda's parameter, an except's or import's name, a match capture, a nested def or
+    class of that name)."""
+    for n in (n for stmt in body for n in ast.walk(stmt)):
+        if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and name in {
+                a.arg for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs, n.args.vararg, n.args.kwarg)
+                if a is not None}:
+            return True
+        if getattr(n, "name", None) == name and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                                               ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            return True
+        if isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) == name:
+            return True
+    return False
 
 
 def bound_names(tree: ast.Module, frm: str) -> set[str]:

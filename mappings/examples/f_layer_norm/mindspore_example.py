@@ -10,7 +10,7 @@ class Example(nn.Cell):
         self.norm = nn.LayerNorm((4,), epsilon=1e-05)
 
     def construct(self, x):
-        return ops.layer_norm(x, (4,), self.norm.weight, self.norm.bias, 1e-3)
+        return ops.layer_norm(x, (4,), self.norm.gamma, self.norm.beta, 1e-3)
 
 
 INPUTS = [np.linspace(-2.0, 3.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]
