@@ -113,3 +113,20 @@ def pytest_unconfigure(config):
             os.environ.pop("RECOMPAT_CACHE_DIR", None)
         else:
             os.environ["RECOMPAT_CACHE_DIR"] = before
+
+
+
+def translate_model(code: str):
+    """(the translated text, its diagnostics): code translated to MindSpore with --scope model, every core entry
+    taken as proven (as the paired examples are); the text must parse."""
+    import ast
+
+    from recompat import mappings
+    from recompat.compat.prove import every_entry_proven
+    from recompat.translator.translate import translate_bytes
+
+    r = translate_bytes(code.encode(), "m.py", to="mindspore", scope="model",
+                        mappings=every_entry_proven(mappings.default()))
+    out = (r.new_data or code.encode()).decode()      # None: nothing changed
+    ast.parse(out)
+    return out, [d for s in r.sites for d in s.diagnostics]

@@ -6,7 +6,6 @@ isinstance branch a layer's tensors take the MindSpore names (weight -> gamma), 
 classes hold them at different places (recompat.runtime.layer_tensor)."""
 from __future__ import annotations
 
-import ast
 import os
 import textwrap
 
@@ -15,21 +14,14 @@ os.environ.setdefault("GLOG_v", "3")
 import numpy as np
 import pytest
 
-from recompat import mappings
+from conftest import translate_model
 from recompat.compat.examples import ExampleError, run_init_example
-from recompat.compat.prove import every_entry_proven
-from recompat.translator.translate import translate_bytes
 
 HEADER = "import torch\nfrom torch import nn\n\n\n"
 
 
 def tx(body: str):
-    code = HEADER + textwrap.dedent(body)
-    r = translate_bytes(code.encode(), "m.py", to="mindspore", scope="model",
-                        mappings=every_entry_proven(mappings.default()))
-    out = (r.new_data or code.encode()).decode()      # None: nothing changed
-    ast.parse(out)
-    return out, [d for s in r.sites for d in s.diagnostics]
+    return translate_model(HEADER + textwrap.dedent(body))
 
 
 def test_an_initializer_fills_the_same_tensor_through_the_runtime():

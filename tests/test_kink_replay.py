@@ -340,23 +340,30 @@ def test_recording_takes_what_torch_takes():
 
 # ----- ReLU6: a clamp with two kinks (0 and 6)
 
-def test_a_relu6_flip_at_zero_is_judged_along_its_own_branch():
-    """nn.ReLU6 on both sides (torch: F.hardtanh(x, 0, 6); MindSpore: the ReLU6 primitive), the same walk."""
+@pytest.mark.parametrize("kind", ["ReLU6", "LeakyReLU"])
+def test_a_clamps_flip_at_zero_is_judged_along_its_own_branch(kind):
+    """The same walk through nn.ReLU6 (torch: F.hardtanh(x, 0, 6); MindSpore: the ReLU6 primitive) and nn.LeakyReLU
+    (torch: F.leaky_relu; MindSpore: ops.leaky_relu, a maximum of alpha * x and x, the slope times x replayed below
+    0)."""
     import mindspore.nn as mnn
     import torch.nn as tnn
 
+    def pair():
+        if kind == "ReLU6":
+            return twins(mnn.ReLU6(), torch_relu=tnn.ReLU6())
+        return twins(mnn.LeakyReLU(alpha=0.01), torch_relu=tnn.LeakyReLU())
+
     flipped = []
     for ulps in WALK:
-        report = compare(*twins(mnn.ReLU6(), torch_relu=tnn.ReLU6()), [edge_input(ulps)], strict=False)
+        report = compare(*pair(), [edge_input(ulps)], strict=False)
         assert report.passed, (ulps, str(report))
         row = kink(report)
         if row is not None:
-            assert row.passed and "1 ReLU6 call" in row.message, row.message
-            flipped.append("ReLU6 input across 0 or 6" in row.message)
-    assert any(flipped), "the walk crosses the ReLU6's kink at 0 on one side"
-    failed = [u for u in WALK if not compare(*twins(mnn.ReLU6(), torch_relu=tnn.ReLU6()), [edge_input(u)],
-                                             strict=False, kinks=False).passed]
-    assert failed, "no false alarm without kink replay: the ReLU6 walk no longer reaches the kink"
+            assert row.passed and f"1 {kind} call" in row.message, row.message
+            flipped.append(f"{kind} input across 0" in row.message)
+    assert any(flipped), f"the walk crosses the {kind}'s kink at 0 on one side"
+    failed = [u for u in WALK if not compare(*pair(), [edge_input(u)], strict=False, kinks=False).passed]
+    assert failed, f"no false alarm without kink replay: the {kind} walk no longer reaches the kink"
 
 
 def _replayed_relu6(mindspore_segments, *, inplace=False):
@@ -419,28 +426,6 @@ def test_another_hardtanh_is_not_a_relu6():
         torch.nn.ReLU6(inplace=True)(x.clone())
     assert len(branches.torch[RELU6]) == 3
     assert F.hardtanh(torch.tensor([5.0])).item() == 1.0, "F.hardtanh restored"
-
-
-def test_a_leaky_relu_flip_at_zero_is_judged_along_its_own_branch():
-    """nn.LeakyReLU on both sides (torch: F.leaky_relu; MindSpore: ops.leaky_relu, a maximum of alpha * x and x),
-    the same walk: below 0 the replayed output is the slope times x, and a gradient of the slope flows there."""
-    import mindspore.nn as mnn
-    import torch.nn as tnn
-
-    def pair():
-        return twins(mnn.LeakyReLU(alpha=0.01), torch_relu=tnn.LeakyReLU())
-
-    flipped = []
-    for ulps in WALK:
-        report = compare(*pair(), [edge_input(ulps)], strict=False)
-        assert report.passed, (ulps, str(report))
-        row = kink(report)
-        if row is not None:
-            assert row.passed and "1 LeakyReLU call" in row.message, row.message
-            flipped.append("LeakyReLU input across 0" in row.message)
-    assert any(flipped), "the walk crosses the LeakyReLU's kink on one side"
-    failed = [u for u in WALK if not compare(*pair(), [edge_input(u)], strict=False, kinks=False).passed]
-    assert failed, "no false alarm without kink replay: the LeakyReLU walk no longer reaches the kink"
 
 
 def test_a_leaky_relu_with_another_slope_still_fails():

@@ -4,7 +4,6 @@ wherever the input size times the factor is a whole number; a factor that is a v
 it is made (recompat.runtime.torch_signature, RC317); bicubic is refused."""
 from __future__ import annotations
 
-import ast
 import os
 import textwrap
 
@@ -13,20 +12,14 @@ os.environ.setdefault("GLOG_v", "3")
 import numpy as np
 import pytest
 
-from recompat import mappings
-from recompat.compat.prove import every_entry_proven
-from recompat.translator.translate import translate_bytes
+from conftest import translate_model
 
 HEADER = "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n\n"
 
 
 def tx(body: str):
-    code = HEADER + textwrap.dedent(body)
-    r = translate_bytes(code.encode(), "m.py", to="mindspore", scope="model",
-                        mappings=every_entry_proven(mappings.default()))
-    out = (r.new_data or code.encode()).decode()
-    ast.parse(out)
-    return out, {d.code: d for s in r.sites for d in s.diagnostics}
+    out, diags = translate_model(HEADER + textwrap.dedent(body))
+    return out, {d.code: d for d in diags}
 
 
 def test_a_scale_factor_goes_as_floats_with_recompute_scale_factor():
