@@ -241,3 +241,21 @@ def test_the_proof_refuses_a_pair_that_fills_nothing_on_either_side(tmp_path):
     (tmp_path / "m.py").write_text("SHAPE = (4, 4)\n\n\ndef init(tensor):\n    return tensor\n")
     with pytest.raises(ExampleError, match="fills nothing"):
         run_init_example(tmp_path / "t.py", tmp_path / "m.py")
+
+
+def test_in_place_fills_written_as_tensor_methods_take_the_same_path():
+    """MONAI's EfficientNet and TransCheX: m.weight.data.normal_(0, s), .fill_(1), .zero_() (MindSpore's own
+    in-place fills have no CPU kernel); a BatchNorm narrowed by isinstance fills its gamma."""
+    out, diags = tx("""\
+        def init(m, s):
+            if isinstance(m, nn.BatchNorm2d):
+                m.weight.data.fill_(1.0)
+                m.bias.data.zero_()
+            elif isinstance(m, nn.Linear):
+                m.weight.data.normal_(0.0, s)
+            w = m.weight[0].normal_()
+        """)
+    assert "initialized(m.gamma.data, mindspore.common.initializer.Constant(value=1.0))" in out
+    assert "initialized(m.beta.data, mindspore.common.initializer.Zero())" in out
+    assert "initialized(m.weight.data, mindspore.common.initializer.Normal(mean=0.0, sigma=s))" in out
+    assert "w = m.weight[0].normal_()" in out and any(d.code == "RC303" and "a view" in d.message for d in diags)

@@ -604,8 +604,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 raise _Manual("RC302", api=qual, id=entry.id)
             if entry.form == "size_shape" and self.to == "mindspore":
                 return self._size_to_shape(call, site, qual)
-            filled = self._tensor_to_fill(call, entry) if entry.form == "initializer" and self.to == "mindspore" \
-                else None
+            filled = self._tensor_to_fill(call, entry, method) \
+                if entry.form == "initializer" and self.to == "mindspore" else None
             passed = (filled, self.src.peek_node(filled)) if filled is not None else None   # before _plan renders it
             plan = self._plan(call, entry, qual)
             plan.passed = passed
@@ -760,7 +760,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def _apply(self, call: ast.Call, entry: Entry, plan: "_Plan", method: bool) -> None:
         src, to = self.src, self.to
         if entry.form == "initializer" and to == "mindspore":
-            return self._initializer(call, entry, plan)
+            return self._initializer(call, entry, plan, method)
         dst = entry.names(to)[0]
         if method:
             new_name = dst.rsplit(".", 1)[1]
@@ -812,25 +812,31 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             else:
                 src.insert(src.end(call) - 1, extra)
 
-    def _initializer(self, call: ast.Call, entry: Entry, plan: "_Plan") -> None:
-        """nn.init.kaiming_normal_(w, a=0.01) -> initialized(w, HeNormal(negative_slope=0.01)): the tensor filled in
-        place goes to recompat.runtime.initialized, the other arguments to the initializer class. A tensor given
-        through a function that returns it unchanged (frameworks.yaml same_tensor: torch.as_tensor(w)) is passed
-        itself: the MindSpore counterpart would copy it, and the copy would be filled."""
-        first = signature(entry.torch["signature"])[0][0]
-        tensor = next(x for x in plan.args if x[0].name == first)
-        text = tensor[2]
+    def _initializer(self, call: ast.Call, entry: Entry, plan: "_Plan", method: bool = False) -> None:
+        """nn.init.kaiming_normal_(w, a=0.01) -> initialized(w, HeNormal(negative_slope=0.01)), w.normal_(0, 2) ->
+        initialized(w, Normal(mean=0, sigma=2)): the tensor filled in place goes to recompat.runtime.initialized, the
+        other arguments to the initializer class. A tensor given through a function that returns it unchanged
+        (frameworks.yaml same_tensor: torch.as_tensor(w)) is passed itself: the MindSpore counterpart would copy
+        it, and the copy would be filled."""
+        if method:
+            tensor, held = None, call.func.value
+            text = self.src.render_node(held)
+        else:
+            first = signature(entry.torch["signature"])[0][0]
+            tensor = next(x for x in plan.args if x[0].name == first)
+            text, held = tensor[2], tensor[0].value
         if plan.passed is not None:       # the call around the tensor goes, and what was found in it
-            inner, text = plan.passed
-            self.withdraw([tensor[0].value], keep=[inner])
-        held = plan.passed[0] if plan.passed is not None else tensor[0].value
+            held, text = plan.passed
+            self.withdraw([tensor[0].value], keep=[held])
+        if isinstance(held, ast.Attribute) and held.attr == "data":     # w.data: w's storage
+            held = held.value
         if (isinstance(held, ast.Attribute) and held.attr in self._moved_tensors
                 and self._layer_of(held.value) is None):
             plan.notes.append(("RC310", {"api": entry.names(self.frm)[0], "target": entry.names(self.to)[0],
                                          "what": f"{self.src.segment(held)}: where it is a layer whose MindSpore "
                                                  f"counterpart holds {held.attr} elsewhere (BatchNorm: gamma), it "
                                                  "fails; check it with isinstance(..., the layer class) around it"}))
-        rest = [f"{name}={value}" for a, name, value, _ in plan.args if a is not tensor[0]]
+        rest = [f"{name}={value}" for a, name, value, _ in plan.args if tensor is None or a is not tensor[0]]
         rest += [f"{k}={self._targets_in(v)}" for k, v in plan.values.items()]
         self.withdraw([a.node for a in plan.drop])
         dst = entry.names(self.to)[0]
@@ -838,14 +844,15 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.targets.add(dst)
         self.runtime_names.add(RUNTIME_INITIALIZED)
 
-    def _tensor_to_fill(self, call: ast.Call, entry: Entry) -> ast.AST | None:
-        """The tensor an initializer fills, given by position or keyword: t itself in nn.init.X_(torch.as_tensor(t))
-        (frameworks.yaml same_tensor: the MindSpore counterpart would copy it), None where it is written as it is.
-        _Manual where there is none, or it is no tensor held by a name or attribute: a view (w[0], w.t(), w.T) or
-        a result would be filled as a copy on MindSpore, leaving the tensor it came from as it was (a Parameter's
-        .data shares its storage: kept)."""
-        first = signature(entry.torch["signature"])[0][0]
-        node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == first), None)
+    def _tensor_to_fill(self, call: ast.Call, entry: Entry, method: bool = False) -> ast.AST | None:
+        """The tensor an initializer fills (a method's receiver, or the argument given by position or keyword): t
+        itself in nn.init.X_(torch.as_tensor(t)) (frameworks.yaml same_tensor: the MindSpore counterpart would copy
+        it), None where it is written as it is. _Manual where there is none, or it is no tensor held by a name or
+        attribute: a view (w[0], w.t(), w.T) or a result would be filled as a copy on MindSpore, leaving the tensor
+        it came from as it was (a Parameter's .data shares its storage: kept)."""
+        first = signature(entry.torch["signature"])[0][0] if not method else None
+        node = call.func.value if method else \
+            call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == first), None)
         if node is None:
             raise _Manual("RC303", what="no tensor to fill is given")
         inner = node.args[0] if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
