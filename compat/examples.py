@@ -179,6 +179,7 @@ def run_model_example(torch_path: str | Path, mindspore_path: str | Path) -> Exa
     from .runs import run_torch
     from .weights import WeightTransferError
 
+    _forward_alone(ms_model, inputs, mindspore_path)
     try:
         report = compare(torch_model, ms_model, inputs, rtol=rtol, atol=atol)
     except WeightTransferError as exc:
@@ -193,6 +194,19 @@ def run_model_example(torch_path: str | Path, mindspore_path: str | Path) -> Exa
     expected = run_torch(shown, inputs, seed=0)
     return ExampleRun(torch_path, mindspore_path, training, report,
                       _text(report, expected, training, rtol, atol))
+
+
+def _forward_alone(cell, inputs: list[np.ndarray], path: Path) -> None:
+    """MindSpore's forward once, outside any gradient, before compare(): an op with no kernel on this device fails
+    here with its own error. Inside a gradient MindSpore 2.10 reports it too, but the process was seen to crash in
+    a later gradient (a segmentation fault in end_graph), taking a whole `recompat prove` run with it."""
+    import mindspore
+
+    try:
+        cell(*[mindspore.Tensor(a) for a in inputs])
+    except Exception as exc:
+        raise ExampleError(f"{path}: its Example's forward raised {type(exc).__name__}: "
+                           f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from exc
 
 
 # ------------------------------------------------------------------------------- training pairs' examples
