@@ -176,7 +176,7 @@ class MindSporeToTorch(SiteLog):
     def _is_target(node, target) -> bool:
         if isinstance(target, str):
             return isinstance(node, ast.Name) and node.id == target
-        return names._is_self_attr(node) and node.attr == target[1]
+        return names.is_self_attr(node) and node.attr == target[1]
 
     def _receiver_kind(self, mark: ast.Call, scope, cls, func) -> str:
         receiver = mark.func.value
@@ -185,7 +185,7 @@ class MindSporeToTorch(SiteLog):
         if isinstance(receiver, ast.Name) and receiver.id == "self" and cls is not None:
             verdict = self._is_cell_class(cls.name, self.module_scope)
             return CELL if verdict else (OTHER if verdict is False else UNKNOWN)
-        if names._is_self_attr(receiver) and cls is not None:
+        if names.is_self_attr(receiver) and cls is not None:
             values = self._assignments(cls, ("self", receiver.attr))
         elif isinstance(receiver, ast.Name) and func is not None:
             values = self._assignments(func, receiver.id)
@@ -316,11 +316,11 @@ class MindSporeToTorch(SiteLog):
         plans = {}
         for node, scope, stmt, cls, func in self.marks:
             receiver = node.func.value
-            if not (names._is_self_attr(receiver) and cls is not None and func is not None
+            if not (names.is_self_attr(receiver) and cls is not None and func is not None
                     and func.name == "__init__" and isinstance(stmt, ast.Expr) and stmt.value is node):
                 continue
             attr = receiver.attr
-            uses = [n for n in ast.walk(cls) if names._is_self_attr(n) and n.attr == attr
+            uses = [n for n in ast.walk(cls) if names.is_self_attr(n) and n.attr == attr
                     and isinstance(n.ctx, ast.Load) and n is not receiver]
             parents = {id(c.func): c for c in ast.walk(cls) if isinstance(c, ast.Call)}
             calls = [parents.get(id(u)) for u in uses]
@@ -439,7 +439,7 @@ class MindSporeToTorch(SiteLog):
         if isinstance(receiver, ast.Name) and receiver.id == "self" and cls is not None:
             classes = [cls.name]
         else:
-            if names._is_self_attr(receiver) and cls is not None:
+            if names.is_self_attr(receiver) and cls is not None:
                 values = self._assignments(cls, ("self", receiver.attr))
             elif isinstance(receiver, ast.Name):
                 values = self._assignments(func or self.tree, receiver.id)

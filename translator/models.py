@@ -319,7 +319,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         (self.bn = nn.BatchNorm2d(8)); None when not known."""
         if isinstance(receiver, ast.Name):
             return self._narrowed.get(receiver.id)
-        if not (self.frm == "torch" and names._is_self_attr(receiver) and self.cls is not None):
+        if not (self.frm == "torch" and names.is_self_attr(receiver) and self.cls is not None):
             return None
         return self._self_layers(self.cls).get(receiver.attr)
 
@@ -330,7 +330,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         for node in ast.walk(cls):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                    if names._is_self_attr(t):
+                    if names.is_self_attr(t):
                         made.setdefault(t.attr, []).append(node.value)
         layers = {}
         for attr, values in made.items():
@@ -344,9 +344,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def _narrowed_attribute(self, node: ast.Attribute) -> bool:
         """m.weight where m is narrowed to layer classes that hold it elsewhere (or self.bn.weight where self.bn is
-        made of one): m.gamma where they all hold it at one place; recompat.runtime.layer_tensor(m, 'weight') where at several (BatchNorm2d's gamma, BatchNorm3d's
-        bn2d.gamma) or where the class is computed (isinstance(m, type(norm))), a read only; left with the reason
-        where one of them has none. True when taken."""
+        made of one): m.gamma where they all hold it at one place; recompat.runtime.layer_tensor(m, 'weight') where
+        at several (BatchNorm2d's gamma, BatchNorm3d's bn2d.gamma) or where the class is computed
+        (isinstance(m, type(norm))), a read only; left with the reason where one of them has none. True when
+        taken."""
         known = self._layer_of(node.value)
         if known is None:
             return False
@@ -450,14 +451,19 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         elif self.to == "mindspore" and entry.rule == "api_class":
             # passed around as a value, the class is called elsewhere with torch's arguments: they are translated
             # where it is called, by the same entry (recompat.runtime.torch_signature)
-            self.src.replace_node(node, f"{RUNTIME_ADAPTER}({target(dst)}, {entry.names(self.frm)[0]!r})")
-            self.runtime_names.add(RUNTIME_ADAPTER)
+            self.src.replace_node(node, self._adapter(entry))
             self.diag(site, "RC313", source=qual, target=dst, adapter=RUNTIME_ADAPTER)
         else:
             self.src.replace_node(node, target(dst))
             what = (f"the defaults that differ ({', '.join(differing)})" if differing
                     else "its renamed or converted parameters")
             self.diag(site, "RC305", api=qual, target=dst, what=what)
+
+    def _adapter(self, entry: Entry) -> str:
+        """torch_signature(<the MindSpore class>, '<the torch class>'): the class, made with torch's arguments
+        (recompat.runtime)."""
+        self.runtime_names.add(RUNTIME_ADAPTER)
+        return f"{RUNTIME_ADAPTER}({target(entry.names(self.to)[0])}, {entry.names(self.frm)[0]!r})"
 
     @functools.cached_property
     def _type_positions(self) -> set[int]:
@@ -521,13 +527,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def _container(self, node: ast.AST) -> bool:
         """A container of layers the code builds: a name, or an attribute of self, bound to one."""
-        if self.scope is None:
-            return False
-        if isinstance(node, ast.Name):
-            scope = self.scope.lookup(node.id)
-            return scope is not None and scope.kinds.get(node.id) == names.CONTAINER
-        return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-                and self.scope.class_attrs.get(node.attr) == names.CONTAINER)
+        return (self.scope is not None and (isinstance(node, ast.Name) or names.is_self_attr(node))
+                and names.scope_container_kind(self.scope, node) == names.CONTAINER)
 
     def _derives_from(self, cls: ast.ClassDef, classes: set[str], seen=()) -> str | None:
         """The one of `classes` `cls` derives from, through the file's own classes; None if none."""
@@ -612,10 +613,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         except _Manual as m:
             if m.deferred and entry.rule == "api_class" and self.to == "mindspore":
                 # the layer's torch arguments are translated when it is made, by the same entry
-                dst = entry.names(self.to)[0]
-                self.src.replace_node(call.func, f"{RUNTIME_ADAPTER}({target(dst)}, {entry.names(self.frm)[0]!r})")
-                self.runtime_names.add(RUNTIME_ADAPTER)
-                return self.diag(site, "RC317", api=qual, target=dst, adapter=RUNTIME_ADAPTER, why=m.fields["why"])
+                self.src.replace_node(call.func, self._adapter(entry))
+                return self.diag(site, "RC317", api=qual, target=entry.names(self.to)[0], adapter=RUNTIME_ADAPTER,
+                                 why=m.fields["why"])
             if root:
                 self.kept_roots.add(root)
             fields = {"api": qual, **m.fields}

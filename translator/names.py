@@ -291,12 +291,12 @@ def class_attrs(cls: ast.ClassDef) -> dict[str, str]:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
-                    if _is_self_attr(t):
+                    if is_self_attr(t):
                         bind(t.attr, value_kind(node.value))
     return attrs
 
 
-def _is_self_attr(node: ast.AST) -> bool:
+def is_self_attr(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 

@@ -763,7 +763,7 @@ class TorchToMindSpore(SiteLog):
             return f"self.{attr} is not assigned a Cell in this class"
         if self._init_assignment(cls, attr) is None:
             return f"self.{attr} is not assigned exactly once, in __init__"
-        uses = sum(1 for n in ast.walk(cls) if names._is_self_attr(n) and n.attr == attr
+        uses = sum(1 for n in ast.walk(cls) if names.is_self_attr(n) and n.attr == attr
                    and isinstance(n.ctx, ast.Load))
         if uses != len(evs):
             return f"self.{attr} is also used outside checkpoint"
@@ -775,7 +775,7 @@ class TorchToMindSpore(SiteLog):
     @staticmethod
     def _init_assignment(cls: ast.ClassDef, attr: str) -> ast.Assign | None:
         found = [n for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-                 and any(names._is_self_attr(t) and t.attr == attr
+                 and any(names.is_self_attr(t) and t.attr == attr
                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
         init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
         if len(found) != 1 or init is None or not isinstance(found[0], ast.Assign):
