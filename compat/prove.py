@@ -11,7 +11,8 @@ that file. Each entry's folder holds ``torch_example.py`` and ``mindspore_exampl
   makes of it (under the GENERATED header), translated as if every core entry were proven: an entry's example
   cannot wait for its own proof, and one entry's output.txt must not change another's example. output.txt is
   what the differential harness recorded when the pair agreed.
-  An initializer's pair (form initializer, init.yaml) holds ``SHAPE`` and ``init(tensor)`` instead of a model,
+  An initializer's pair (form initializer, init.yaml; form assigned, in_place.yaml) holds ``SHAPE`` and
+  ``init(tensor)`` instead of a model,
   proven by the distribution of what it draws (compat.examples.run_init_example).
 * the training pairs (``mappings.TRAINING_RULES``, training.yaml): a torch file (``Example``, ``BATCHES``,
   ``training(model)``) and a MindSpore file (``Example``), both hand-written; compare_training builds the MindSpore
@@ -260,7 +261,7 @@ def prove_entry(entry, root: Path | None = None, maps: mapping_data.Mappings | N
                     return proof
                 _write(path, data)
                 proof.written.append(f"generated {path}")
-            text = _run_inits(folder) if entry.form == "initializer" else _run_models(folder)
+            text = _run_inits(folder) if entry.form in mapping_data.TENSOR_FORMS else _run_models(folder)
     except ProveError as exc:
         proof.agrees = False
         proof.reason = str(exc) + "".join(f"\n  translator: {n}" for n in notes)

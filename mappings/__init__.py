@@ -9,8 +9,10 @@ import dataclasses
 import functools
 import hashlib
 import json
+import keyword
 import os
 import pickle
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,6 +204,21 @@ class Marker:
     takes: str = "function"   # what it takes in its probe
 
 
+# Forms whose paired example writes a tensor (init(tensor) and SHAPE, compat.examples.run_init_example), no model.
+TENSOR_FORMS = ("initializer", "assigned")
+
+
+@dataclass(frozen=True)
+class LibraryModule:
+    """libraries.yaml: a third-party library's torch module, the MindSpore module that stands for it, and the names
+    that carry over."""
+
+    torch: str
+    mindspore: str
+    names: tuple[str, ...]
+    what: dict                # en / zh
+
+
 @dataclass(frozen=True, eq=False)   # hashed by identity: derived data is cached per Mappings
 class Mappings:
     entries: tuple[Entry, ...]
@@ -214,6 +231,11 @@ class Mappings:
     training: tuple[Entry, ...] = ()                # training.yaml: optimizers, losses, schedules, clipping
     loop: tuple[ReportedApi, ...] = ()              # training.yaml: the loop's methods, reported by --scope model
     markers: tuple[Marker, ...] = ()                # markers.yaml: torch's compiler markers
+    modules: tuple[LibraryModule, ...] = ()         # libraries.yaml: third-party libraries' per-framework modules
+
+    def library_module(self, side: str, module: str) -> LibraryModule | None:
+        """The libraries.yaml pair whose `side` module is `module`; None if none."""
+        return next((lm for lm in self.modules if getattr(lm, side) == module), None)
 
     def reported_api(self, side: str, qualname: str) -> ReportedApi | None:
         """The reported name of `side` that covers `qualname` most closely (not for kind method); None if none."""
@@ -368,12 +390,19 @@ def _framework(name: str, raw: dict) -> Framework:
                      same_tensor=frozenset(raw.get("same_tensor", ())))
 
 
+# A parameter named by a Python keyword (torch.Tensor.uniform_'s `from`, only ever passed by position): entries
+# name it with a trailing underscore, as Python code does.
+_KEYWORD_PARAMETER = re.compile(r"([(,]\s*\**)(" + "|".join(k for k in keyword.kwlist if k not in ("None", "True", "False"))
+                                + r")(?=\s*[=,):])")
+
+
 @functools.lru_cache(maxsize=None)
 def signature_arguments(signature: str) -> ast.arguments | None:
     """The parameters of a recorded signature (`Linear(in_features, out_features, bias=True, ...)`), parsed as a
     def's; an attribute's signature is its bare name (`shape`): no parameters. None when it cannot be read."""
     if signature.isidentifier():
         return ast.parse("def f(): pass").body[0].args
+    signature = _KEYWORD_PARAMETER.sub(r"\1\2_", signature)   # torch's uniform_(from=0, ...): read as from_
     head = signature.find("(")
     for text in (signature[head:], signature[head:signature.rfind(")") + 1]) if head >= 0 else ():
         try:   # the second try drops a return annotation Python cannot read (`-> Tensor`)
@@ -441,7 +470,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 6                      # bump when what a cache file holds changes shape
+CACHE_FORMAT = 7                      # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 
@@ -552,7 +581,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     entries, training, diagnostics = [], [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
-    layers, wrappers, dropout, frameworks, reported, loop, markers = [], [], set(), {}, {}, [], {}
+    layers, wrappers, dropout, frameworks, reported, loop, markers, modules = [], [], set(), {}, {}, [], {}, {}
     for path, text in texts:
         try:
             text = text.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text() reads
@@ -587,6 +616,10 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             if raw["api"] in markers:
                 raise MappingError(f"{path}: markers/{i}: {raw['api']} is listed twice")
             markers[raw["api"]] = Marker(**raw)
+        for i, raw in enumerate(data.get("modules", [])):
+            if raw["torch"] in modules:
+                raise MappingError(f"{path}: modules/{i}: {raw['torch']} is listed twice")
+            modules[raw["torch"]] = LibraryModule(**{**raw, "names": tuple(raw["names"])})
         for raw in data.get("loop", []):
             loop.append(ReportedApi(**{**raw, "aliases": tuple(raw.get("aliases", ()))}))
         for i, raw in enumerate(data.get("reported", [])):
@@ -629,7 +662,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers),
                     wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
                     reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training), loop=tuple(loop),
-                    markers=tuple(markers.values()))
+                    markers=tuple(markers.values()), modules=tuple(modules.values()))
 
 
 @functools.lru_cache(maxsize=None)

@@ -136,13 +136,44 @@ def initialized(tensor, init):
     torch.nn.init's functions do. A Parameter takes the values through ``set_data``; another tensor through
     ``copy_``: MindSpore 2.10 has no CPU kernel for the in-place fills (``fill_``, ``zero_``, ``normal_``,
     ``uniform_``; tests/test_framework_facts.py pins it), and only a Parameter has ``set_data``."""
-    from mindspore import Parameter
     from mindspore.common.initializer import initializer
 
-    values = initializer(init, tensor.shape, tensor.dtype)
+    return assign(tensor, initializer(init, tensor.shape, tensor.dtype).init_data())
+
+
+def UniformBetween(low=0.0, high=1.0):  # noqa: N802 - it stands for an initializer class
+    """A MindSpore initializer drawing from U(low, high): torch's ``x.uniform_(a, b)`` and ``nn.init.uniform_``.
+    MindSpore's own ``Uniform(scale)`` draws from U(-scale, scale) only; this one draws as it does and shifts."""
+    return _uniform_between()(low, high)
+
+
+@functools.lru_cache(maxsize=None)
+def _uniform_between() -> type:
+    from mindspore.common.initializer import Uniform
+
+    class _UniformBetween(Uniform):
+        def __init__(self, low, high):
+            super().__init__(scale=(high - low) / 2)
+            self.shift = (high + low) / 2
+
+        def _initialize(self, arr):
+            super()._initialize(arr)
+            arr += self.shift
+
+    return _UniformBetween
+
+
+def assign(tensor, value):
+    """``tensor`` with ``value`` written into it, in place, and returned: torch's in-place tensor methods
+    (``x.mul_(2)`` translated to ``assign(x, x.mul(2))``). A Parameter takes the values through ``set_data``, another
+    tensor through ``copy_``: MindSpore 2.10 on CPU has no kernel for some in-place methods (``clamp_``, ``fill_``)
+    and runs others without writing into the tensor (``mul_``, ``add_``; tests/test_framework_facts.py pins both)."""
+    from mindspore import Parameter
+
     if isinstance(tensor, Parameter):
-        return tensor.set_data(values)
-    tensor.copy_(values.init_data())
+        tensor.set_data(value)
+    else:
+        tensor.copy_(value)
     return tensor
 
 

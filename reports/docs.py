@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from recompat.compat.prove import example_for, examples_root, sides
-from recompat.mappings import CORE_RULES, TRAINING_RULES
+from recompat.mappings import CORE_RULES, TENSOR_FORMS, TRAINING_RULES
 
 from . import signatures
 from ._io import ReportError, write_atomic
@@ -495,7 +495,7 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
             unproven = None if output else t["training_unproven"]
         elif model_example:
             written = "torch" if ex["generated"] == "mindspore" else "mindspore"
-            intro = t["init_intro" if e.get("form") == "initializer" else "model_intro"].format(
+            intro = t["init_intro" if e.get("form") in TENSOR_FORMS else "model_intro"].format(
                 source=SIDES[written], target=SIDES[ex["generated"]])
             output_intro, unproven = t["harness_says"], None if output else t["unproven"]
         else:

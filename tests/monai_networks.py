@@ -2,10 +2,10 @@
 recompat's compare() in eval and train mode. Run as a script by tests/test_monai.py (a process of its own: both
 packages are named monai):
 
-    python tests/monai_networks.py TRANSLATED_ROOT OUT.json
+    python tests/monai_networks.py TRANSLATED_ROOT OUT.json [NETWORK ...]
 
 TRANSLATED_ROOT holds the translated copy of the package (TRANSLATED_ROOT/monai); OUT.json gets, per network and
-mode, "pass", "fail: ..." or "error: ...".
+mode, "pass", "fail: ..." or "error: ..."; the NETWORKs named (keys of NETWORKS), or all of them.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ NETWORKS = {
 }
 
 
-def main(root: str, out: str) -> int:
+def main(root: str, out: str, *only: str) -> int:
     sys.path.insert(0, root)
     import monai.networks.nets as ported          # the translation
     for name in [k for k in sys.modules if k == "monai" or k.startswith("monai.")]:
@@ -54,6 +54,8 @@ def main(root: str, out: str) -> int:
 
     results = {}
     for network, (factory, kwargs, shape) in NETWORKS.items():
+        if only and network not in only:
+            continue
         x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
         for training in (False, True):
             key = f"{network}-{'train' if training else 'eval'}"

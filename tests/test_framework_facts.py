@@ -919,6 +919,23 @@ def test_in_place_fills_have_no_cpu_kernel_copy_does(pynative, fill):
     assert dense.weight.data is not dense.weight and not hasattr(dense.weight.data, "set_data")
 
 
+@pytest.mark.parametrize("method", ["mul_(2.0)", "add_(1.0)", "sub_(0.5)", "div_(2.0)"])
+def test_in_place_arithmetic_writes_nothing_on_cpu(pynative, method):
+    """mappings/in_place.yaml (recompat.runtime.assign): MindSpore 2.10's mul_, add_, sub_, div_ run on CPU and
+    return the new values, but the tensor keeps its own, a Parameter too: a silent no-op."""
+    for t in (Tensor(np.ones((2, 3), np.float32)), ms.Parameter(Tensor(np.ones((2, 3), np.float32)), name="p")):
+        returned = eval(f"t.{method}")
+        assert np.all(t.asnumpy() == 1.0) and not np.all(returned.asnumpy() == 1.0)
+
+
+@pytest.mark.parametrize("method", ["clamp_(-0.5, 0.5)", "erfinv_()"])
+def test_some_in_place_methods_have_no_cpu_kernel(pynative, method):
+    t = Tensor(np.full((2, 3), 0.3, np.float32))
+    with pytest.raises(RuntimeError, match="unregistered|kernelmod"):
+        eval(f"t.{method}")
+        t.asnumpy()
+
+
 def test_he_normal_draws_torchs_kaiming_normal(pynative):
     """mappings/init.yaml's kaiming_normal_ entry: the same fan (fan_out of a (32, 64, 3, 3) weight is 32 * 9) and
     gain, so the same standard deviation sqrt(2 / (1 + a^2) / fan)."""

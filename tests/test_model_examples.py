@@ -129,7 +129,7 @@ def test_unproven_entries_have_no_output_txt():
 def test_paired_example_agrees_under_the_harness_and_output_txt_records_it(entry):
     ex = prove.example_for(entry.id)
     assert ex is not None, f"{entry.id}: no paired example — run `recompat prove`"
-    if entry.form == "initializer":      # no model: proven by the distribution it draws
+    if entry.form in mappings.TENSOR_FORMS:      # no model: init(tensor), proven by what it writes
         text = run_init_example(ex.torch_path, ex.mindspore_path)
     else:
         run = run_model_example(ex.torch_path, ex.mindspore_path)   # raises, naming the file, when the pair differs

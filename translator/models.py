@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from recompat.mappings import MODEL_RULES, Entry, Mappings, signature_arguments
 from recompat.translator import convert, edits, names
@@ -29,12 +29,15 @@ OTHER = {"mindspore": "torch", "torch": "mindspore"}
 RULES = Rules("the core API set (--scope model)")
 
 _PLACEHOLDER = re.compile(r"\x00([A-Za-z_][\w.]*)\x00")
+RUNTIME_MODULE = "recompat.runtime"      # what translated code imports from recompat
 # what translated code calls where a MindSpore class is passed around as a value (recompat/runtime.py)
 RUNTIME_ADAPTER = "torch_signature"
 # what translated code calls for torch's in-place initialisers (form: initializer; recompat/runtime.py)
 RUNTIME_INITIALIZED = "initialized"
 # ... for a layer tensor that layers narrowed by isinstance hold at different places (recompat/runtime.py)
 RUNTIME_LAYER_TENSOR = "layer_tensor"
+# ... for torch's in-place tensor methods, computed out of place and written back (form: assigned)
+RUNTIME_ASSIGN = "assign"
 _LITERAL_RECEIVERS = (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp)
 
 
@@ -256,6 +259,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         else:
             self.visit(func)
         for child in [*node.args, *(k.value for k in node.keywords)]:
+            self._library_string(child)
             self.visit(child)             # inner calls first: the outer call renders their edits
         if self.ours(qual):
             entry = self.table.get(qual)
@@ -274,6 +278,70 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if (loop := self.m.loop_method(self.frm, func.attr)) is not None:   # loss.backward(): the loop changes
                 self.diag(self.site(func, loop.api), "RC311", api=self.src.segment(func), what=loop.what["en"],
                           instead=loop.instead["en"])
+
+    # -- third-party libraries' per-framework modules (libraries.yaml) -----------------------------------
+
+    def visit_Import(self, node: ast.Import):
+        for alias in node.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            pair, missing = self._library_pair(alias.name, self._attributes_read(bound))
+            if pair is None and not missing:
+                continue
+            site = self.site(alias, alias.name)
+            if alias.asname is None and "." in alias.name:   # binds the root: einops.layers.torch.X reads on
+                missing = [f"{alias.name} read through its root package {bound}"]
+            if missing:
+                self._library_manual(site, alias.name, missing)
+                continue
+            other = getattr(pair, self.to)
+            self.src.replace_node(alias, f"{other} as {bound}")
+            self.diag(site, "RC318", source=alias.name, target=other, how="import", what=pair.what["en"])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom):
+        if node.level or node.module is None:
+            return
+        pair, missing = self._library_pair(node.module, {a.name for a in node.names})
+        if pair is None and not missing:
+            return
+        site = self.site(node, node.module)
+        if missing:
+            return self._library_manual(site, node.module, missing)
+        other = getattr(pair, self.to)
+        dotted = r"\s*\.\s*".join(map(re.escape, node.module.split(".")))
+        self.src.replace_node(node, re.sub(rf"^from\s+{dotted}", f"from {other}", self.src.segment(node), count=1))
+        self.diag(site, "RC318", source=node.module, target=other, how="import", what=pair.what["en"])
+
+    def _library_string(self, node: ast.AST) -> None:
+        """A call's argument that is exactly a library module's name: a dynamic import of it."""
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return
+        pair, missing = self._library_pair(node.value, set())
+        if pair is None:
+            return
+        other = getattr(pair, self.to)
+        text = self.src.segment(node)
+        if text[1:-1] != node.value:     # a prefix, escapes or triple quotes: not rewritten in place
+            return
+        self.src.replace_node(node, f"{text[0]}{other}{text[-1]}")
+        self.diag(self.site(node, node.value), "RC318", source=node.value, target=other,
+                  how="the module's name given to a call, a dynamic import", what=pair.what["en"])
+
+    def _library_pair(self, module: str, used: set[str]):
+        """(the libraries.yaml pair that stands for `module` with every name of `used`, the names no pair of it
+        has); (None, []) when `module` is no library module of the source side."""
+        pairs = [lm for lm in self.m.modules if getattr(lm, self.frm) == module]
+        if not pairs:
+            return None, []
+        pair = next((lm for lm in pairs if used <= set(lm.names)), None)
+        return pair, ([] if pair else sorted(used - set(pairs[0].names)))
+
+    def _attributes_read(self, bound: str) -> set[str]:
+        return {n.attr for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name) and n.value.id == bound}
+
+    def _library_manual(self, site: Site, module: str, missing: list[str]) -> None:
+        pairs = [getattr(lm, self.to) for lm in self.m.modules if getattr(lm, self.frm) == module]
+        self.diag(site, "RC319", source=module, missing=", ".join(missing), target=" / ".join(dict.fromkeys(pairs)))
 
     # -- a name narrowed by isinstance --------------------------------------------------------------
 
@@ -606,7 +674,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if entry.form == "size_shape" and self.to == "mindspore":
                 return self._size_to_shape(call, site, qual)
             filled = self._tensor_to_fill(call, entry, method) \
-                if entry.form == "initializer" and self.to == "mindspore" else None
+                if entry.form in ("initializer", "assigned") and self.to == "mindspore" else None
             passed = (filled, self.src.peek_node(filled)) if filled is not None else None   # before _plan renders it
             plan = self._plan(call, entry, qual)
             plan.passed = passed
@@ -761,6 +829,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         src, to = self.src, self.to
         if entry.form == "initializer" and to == "mindspore":
             return self._initializer(call, entry, plan, method)
+        if entry.form == "assigned" and to == "mindspore" and method:   # x.mul_(2) -> assign(x, x.mul(2))
+            held = call.func.value
+            receiver = src.peek_node(held.value if isinstance(held, ast.Attribute) and held.attr == "data" else held)
+            self._apply(call, replace(entry, form=None), plan, method)   # the out-of-place call
+            src.replace_node(call, f"{RUNTIME_ASSIGN}({receiver}, {src.render_node(call)})")
+            self.runtime_names.add(RUNTIME_ASSIGN)
+            return
         dst = entry.names(to)[0]
         if method:
             new_name = dst.rsplit(".", 1)[1]
@@ -860,8 +935,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         held = inner if inner is not None else node
         if not (isinstance(held, ast.Name) or (isinstance(held, ast.Attribute) and (
                 held.attr == "data" or held.attr not in self.framework.tensor_attributes))):
-            raise _Manual("RC303", what=f"the tensor to fill, {self.src.segment(held)}, is a view or a result: "
-                                        "MindSpore would fill a copy; fill the tensor it comes from")
+            raise _Manual("RC303", what=f"the tensor written in place, {self.src.segment(held)}, is a view or a "
+                                        "result: MindSpore would write a copy; write the tensor it comes from")
         return inner
 
     def _list_args(self, call: ast.Call, plan: "_Plan") -> None:
@@ -924,6 +999,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
         def name(m):
             qual = m.group(1)
+            if qual.startswith(RUNTIME_MODULE + "."):     # recompat's own counterpart (UniformBetween)
+                self.runtime_names.add(qual[len(RUNTIME_MODULE) + 1:])
+                return qual[len(RUNTIME_MODULE) + 1:]
             for s in self.m.frameworks[self.to].spellings:
                 if qual.startswith(s.prefix) and (s.name == root or s.name not in taken):
                     imports.add(s.statement)
@@ -931,8 +1009,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             imports.add(f"import {root}")
             return qual
 
-        imports |= {f"from recompat.runtime import {name}" for name in self.runtime_names}
-        return _PLACEHOLDER.sub(name, text), imports
+        text = _PLACEHOLDER.sub(name, text)
+        imports |= {f"from {RUNTIME_MODULE} import {name}" for name in self.runtime_names}
+        return text, imports
 
 
 

@@ -1,0 +1,16 @@
+"""nn.AdaptiveMaxPool3d to a size that does not divide the input, and to 1."""
+import numpy as np
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.grid = nn.AdaptiveMaxPool3d((2, 4, 3))
+        self.one = nn.AdaptiveMaxPool3d(1)
+
+    def forward(self, x):
+        return self.grid(x), self.one(x)
+
+
+INPUTS = [np.sin(np.arange(2 * 3 * 5 * 6 * 7, dtype=np.float32) * 0.37).reshape(2, 3, 5, 6, 7)]

@@ -1,0 +1,17 @@
+"""torch.prod over every element, and over one axis with keepdim, on a layer's output."""
+import numpy as np
+import torch
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return torch.prod(h), torch.prod(h, 1, keepdim=True), torch.prod(x, dim=0)
+
+
+INPUTS = [np.linspace(-2.0, 2.0, 8, dtype=np.float32).reshape(2, 4) + 0.1]
