@@ -122,3 +122,25 @@ def test_a_layer_is_a_cell_that_reads_back_as_its_pattern():
     assert isinstance(layer, mindspore.nn.Cell) and repr(layer) == "Rearrange('b (h d) -> b h d', h=2)"
     with pytest.raises(Exception, match="h d"):      # einops' own error names the pattern
         Rearrange("b (h d) -> b h d")(mindspore.Tensor(np.ones((2, 4), np.float32)))
+
+
+def test_back_to_torch_each_name_goes_to_its_own_module():
+    from recompat.compat.prove import every_entry_proven
+    from recompat.translator.translate import translate_bytes
+
+    code = textwrap.dedent("""\
+        from mindspore import nn
+        from recompat.einops import Rearrange, Reduce
+        from recompat.einops import Rearrange, rearrange
+
+
+        class M(nn.Cell):
+            def construct(self, x):
+                return rearrange(Rearrange("b c -> c b")(x), "a b -> b a")
+        """).encode()
+    r = translate_bytes(code, "m.py", to="torch", scope="model", mappings=every_entry_proven(mappings.default()))
+    out = r.new_data.decode()
+    assert "from einops.layers.torch import Rearrange, Reduce\n" in out
+    assert "from recompat.einops import Rearrange, rearrange\n" in out      # two torch modules: left, and said
+    manual = [d.message for s in r.sites for d in s.diagnostics if d.code == "RC319"]
+    assert len(manual) == 1 and "separate statements" in manual[0], manual

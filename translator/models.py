@@ -283,10 +283,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def visit_Import(self, node: ast.Import):
         for alias in node.names:
+            if not any(getattr(lm, self.frm) == alias.name for lm in self.m.modules):
+                continue
             bound = alias.asname or alias.name.split(".")[0]
             pair, missing = self._library_pair(alias.name, self._attributes_read(bound))
-            if pair is None and not missing:
-                continue
             site = self.site(alias, alias.name)
             if alias.asname is None and "." in alias.name:   # binds the root: einops.layers.torch.X reads on
                 missing = [f"{alias.name} read through its root package {bound}"]
@@ -333,7 +333,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         if not pairs:
             return None, []
         pair = next((lm for lm in pairs if used <= set(lm.names)), None)
-        return pair, ([] if pair else sorted(used - set(pairs[0].names)))
+        if pair is not None:
+            return pair, []
+        lacking = sorted(used - {n for lm in pairs for n in lm.names})
+        return None, lacking or [f"{', '.join(sorted(used))} stand for names of different modules: import them "
+                                 "in separate statements"]
 
     def _attributes_read(self, bound: str) -> set[str]:
         return {n.attr for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)
