@@ -233,9 +233,17 @@ class Mappings:
     markers: tuple[Marker, ...] = ()                # markers.yaml: torch's compiler markers
     modules: tuple[LibraryModule, ...] = ()         # libraries.yaml: third-party libraries' per-framework modules
 
-    def library_module(self, side: str, module: str) -> LibraryModule | None:
-        """The libraries.yaml pair whose `side` module is `module`; None if none."""
-        return next((lm for lm in self.modules if getattr(lm, side) == module), None)
+    def library_pairs(self, side: str, module: str) -> tuple[LibraryModule, ...]:
+        """The libraries.yaml pairs whose `side` module is `module` (several MindSpore modules may stand for one)."""
+        return self._library_pairs[side].get(module, ())
+
+    @functools.cached_property
+    def _library_pairs(self) -> dict[str, dict[str, tuple[LibraryModule, ...]]]:
+        out: dict[str, dict[str, tuple[LibraryModule, ...]]] = {"torch": {}, "mindspore": {}}
+        for lm in self.modules:
+            for side in out:
+                out[side][getattr(lm, side)] = (*out[side].get(getattr(lm, side), ()), lm)
+        return out
 
     def reported_api(self, side: str, qualname: str) -> ReportedApi | None:
         """The reported name of `side` that covers `qualname` most closely (not for kind method); None if none."""

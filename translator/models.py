@@ -15,7 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
-from recompat.mappings import MODEL_RULES, Entry, Mappings, signature_arguments
+from recompat.mappings import MODEL_RULES, TENSOR_FORMS, Entry, Mappings, signature_arguments
 from recompat.translator import convert, edits, names
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
@@ -283,7 +283,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def visit_Import(self, node: ast.Import):
         for alias in node.names:
-            if not any(getattr(lm, self.frm) == alias.name for lm in self.m.modules):
+            if not self.m.library_pairs(self.frm, alias.name):
                 continue
             bound = alias.asname or alias.name.split(".")[0]
             pair, missing = self._library_pair(alias.name, self._attributes_read(bound))
@@ -329,7 +329,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def _library_pair(self, module: str, used: set[str]):
         """(the libraries.yaml pair that stands for `module` with every name of `used`, the names no pair of it
         has); (None, []) when `module` is no library module of the source side."""
-        pairs = [lm for lm in self.m.modules if getattr(lm, self.frm) == module]
+        pairs = self.m.library_pairs(self.frm, module)
         if not pairs:
             return None, []
         pair = next((lm for lm in pairs if used <= set(lm.names)), None)
@@ -344,8 +344,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 and isinstance(n.value, ast.Name) and n.value.id == bound}
 
     def _library_manual(self, site: Site, module: str, missing: list[str]) -> None:
-        pairs = [getattr(lm, self.to) for lm in self.m.modules if getattr(lm, self.frm) == module]
-        self.diag(site, "RC319", source=module, missing=", ".join(missing), target=" / ".join(dict.fromkeys(pairs)))
+        others = dict.fromkeys(getattr(lm, self.to) for lm in self.m.library_pairs(self.frm, module))
+        self.diag(site, "RC319", source=module, missing=", ".join(missing), target=" / ".join(others))
 
     # -- a name narrowed by isinstance --------------------------------------------------------------
 
@@ -678,7 +678,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if entry.form == "size_shape" and self.to == "mindspore":
                 return self._size_to_shape(call, site, qual)
             filled = self._tensor_to_fill(call, entry, method) \
-                if entry.form in ("initializer", "assigned") and self.to == "mindspore" else None
+                if entry.form in TENSOR_FORMS and self.to == "mindspore" else None
             passed = (filled, self.src.peek_node(filled)) if filled is not None else None   # before _plan renders it
             plan = self._plan(call, entry, qual)
             plan.passed = passed
