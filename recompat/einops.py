@@ -21,11 +21,10 @@ import mindspore
 from mindspore import nn, ops
 
 # The functions, for `from einops import rearrange` translated to `from recompat.einops import rearrange`.
-# (Not einsum: MindSpore 2.10 has no einsum kernel on CPU.)
-from einops import asnumpy, pack, parse_shape, rearrange, reduce, repeat, unpack  # noqa: E402,F401
+from einops import asnumpy, einsum, pack, parse_shape, rearrange, reduce, repeat, unpack  # noqa: E402,F401
 
 __version__ = _einops.__version__
-__all__ = ["Rearrange", "Reduce", "asnumpy", "pack", "parse_shape", "rearrange", "reduce", "repeat", "unpack"]
+__all__ = ["Rearrange", "Reduce", "asnumpy", "einsum", "pack", "parse_shape", "rearrange", "reduce", "repeat", "unpack"]
 
 _FLOATS = (mindspore.float16, mindspore.float32, mindspore.float64, mindspore.bfloat16)
 _REDUCTIONS = {"min": ops.amin, "max": ops.amax, "sum": ops.sum, "mean": ops.mean, "prod": ops.prod,
@@ -75,6 +74,11 @@ class MindSporeBackend(AbstractBackend):
 
     def concat(self, tensors, axis: int):
         return ops.cat(tensors, axis)
+
+    def einsum(self, pattern, *x):
+        from recompat.runtime import einsum    # MindSpore 2.10's own einsum has no CPU kernel
+
+        return einsum(pattern, *x)
 
     def is_float_type(self, x):
         return x.dtype in _FLOATS

@@ -17,6 +17,9 @@ the code does not fix (``isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d))``: gamm
 
 ``initialized(tensor, init)`` is what torch.nn.init's in-place functions do (``nn.init.kaiming_normal_(w, a=0.01)``
 becomes ``initialized(w, HeNormal(negative_slope=0.01))``): MindSpore has the initializers, not the in-place fill.
+
+``einsum(equation, *operands)`` is torch.einsum from the operations MindSpore runs on every device (its own Einsum
+has no CPU kernel in 2.10).
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ import functools
 import inspect
 import warnings
 
-__all__ = ["add_child", "initialized", "layer_tensor", "torch_signature"]
+__all__ = ["add_child", "assign", "einsum", "initialized", "layer_tensor", "torch_signature", "UniformBetween"]
 
 
 def torch_signature(cls: type, api: str) -> type:
@@ -207,3 +210,128 @@ def _layer_entries() -> dict[type, list]:
             continue
         found.setdefault(cls, []).append(entry)
     return found
+
+
+def einsum(*args):
+    """torch.einsum on MindSpore tensors: ``einsum("bhxy,bhyd->bhxd", a, v)``, the operands also as one list, the
+    output left implicit (the labels seen once, in alphabetical order), ``...`` for broadcast dimensions, a label
+    repeated within one operand for its diagonal, and torch's sublist form (``einsum(a, [0, 1], b, [1, 2])``).
+    The operands are contracted pairwise, left to right, each pair as one batched matmul (transpose, reshape,
+    matmul): MindSpore 2.10's ``ops.einsum`` has no CPU kernel and ``mint.einsum`` runs on Ascend only
+    (tests/test_framework_facts.py). ValueError, as torch raises it, for an equation that does not fit."""
+    equation, operands = _einsum_arguments(args)
+    terms, output = _einsum_labels(equation, [len(op.shape) for op in operands])
+    pending = [(op, labels) for op, labels in zip(operands, terms)]
+    x, labels = _einsum_reduce(*pending[0], keep=_labels_needed(output, pending[1:]))
+    for i, (y, y_labels) in enumerate(pending[1:], start=2):
+        keep = _labels_needed(output, pending[i:])
+        y, y_labels = _einsum_reduce(y, y_labels, keep=keep | set(labels))
+        x, labels = _contract(x, labels, y, y_labels, keep)
+    return _permuted(x, [labels.index(label) for label in output])
+
+
+def _permuted(x, order: list[int]):
+    return x if order == sorted(order) else x.transpose(tuple(order))
+
+
+def _einsum_arguments(args) -> tuple[str, list]:
+    if not args:
+        raise ValueError("einsum(): must specify the equation string and at least one operand")
+    if isinstance(args[0], str):
+        operands = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else list(args[1:])
+        return args[0], operands
+    # sublist form: operand, its labels as ints, ..., optionally the output's labels last
+    pairs, output = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
+
+    def letters(sublist) -> str:
+        return "".join("..." if i is Ellipsis else "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[i]
+                       for i in sublist)
+    equation = ",".join(letters(s) for s in pairs[1::2]) + ("" if output is None else "->" + letters(output))
+    return equation, list(pairs[0::2])
+
+
+def _einsum_labels(equation: str, ndims: list[int]) -> tuple[list[list], list]:
+    """Each operand's label per dimension and the output's; ``...`` becomes ("...", k) labels, right-aligned."""
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(ndims):
+        raise ValueError(f"einsum(): {equation!r} has {len(terms)} operand subscripts for {len(ndims)} operands")
+    ellipsis_dims = 0
+    for term, ndim in zip(terms, ndims):
+        explicit = len(term.replace("...", ""))
+        if ("..." in term and explicit > ndim) or ("..." not in term and explicit != ndim):
+            raise ValueError(f"einsum(): the subscript {term!r} does not fit an operand of {ndim} dimensions")
+        ellipsis_dims = max(ellipsis_dims, ndim - explicit if "..." in term else 0)
+
+    def expand(term: str, width: int) -> list:
+        head, dots, tail = term.partition("...")
+        middle = [("...", k) for k in range(ellipsis_dims - width, ellipsis_dims)] if dots else []
+        return [*head, *middle, *tail]
+
+    labels = [expand(t, n - len(t.replace("...", ""))) for t, n in zip(terms, ndims)]
+    if arrow:
+        out = expand(output, ellipsis_dims)
+    else:   # implicit: the broadcast dimensions, then the labels seen once, in alphabetical order
+        seen = [label for term in labels for label in term if isinstance(label, str)]
+        out = [("...", k) for k in range(ellipsis_dims)] + sorted(l for l in set(seen) if seen.count(l) == 1)
+    every = {label for term in labels for label in term}
+    if any(label not in every for label in out) or len(set(out)) != len(out):
+        raise ValueError(f"einsum(): the output subscripts of {equation!r} must each appear once, in an operand")
+    return labels, out
+
+
+def _labels_needed(output, pending) -> set:
+    return set(output).union(*(labels for _, labels in pending))
+
+
+def _einsum_reduce(x, labels: list, keep: set):
+    """One operand with a repeated label taken on its diagonal and the labels no one else needs summed out."""
+    from mindspore import ops
+
+    labels = list(labels)
+    for label in dict.fromkeys(labels):
+        while labels.count(label) > 1:
+            p = labels.index(label)
+            q = labels.index(label, p + 1)
+            n = x.shape[p]
+            mask_shape = [n if i in (p, q) else 1 for i in range(len(labels))]
+            x = (x * ops.eye(n, n, x.dtype).reshape(mask_shape)).sum(axis=q)
+            del labels[q]
+    gone = [i for i, label in enumerate(labels) if label not in keep]
+    if gone:
+        x = x.sum(axis=tuple(gone))
+        labels = [label for label in labels if label in keep]
+    return x, labels
+
+
+def _contract(x, x_labels: list, y, y_labels: list, keep: set):
+    """x and y multiplied over their shared labels, summed over the shared ones ``keep`` lacks: one matmul of
+    (batch..., x's own, contracted) by (batch..., contracted, y's own)."""
+    import math
+
+    from mindspore import ops
+
+    shared = [label for label in x_labels if label in y_labels]
+    batch = [label for label in shared if label in keep]
+    summed = [label for label in shared if label not in keep]
+    x_own = [label for label in x_labels if label not in shared]
+    y_own = [label for label in y_labels if label not in shared]
+    for label in summed:   # a size-1 dimension broadcasts: sum the other side over it first
+        i, j = x_labels.index(label), y_labels.index(label)
+        if x.shape[i] == 1 and y.shape[j] != 1:
+            y = y.sum(axis=j, keepdims=True)
+        elif y.shape[j] == 1 and x.shape[i] != 1:
+            x = x.sum(axis=i, keepdims=True)
+    x_size = dict(zip(x_labels, x.shape))
+    y_size = dict(zip(y_labels, y.shape))
+    x = _permuted(x, [x_labels.index(l) for l in batch + x_own + summed])
+    y = _permuted(y, [y_labels.index(l) for l in batch + summed + y_own])
+    k = math.prod(x_size[l] for l in summed)
+    x = x.reshape(tuple(x_size[l] for l in batch) + (math.prod(x_size[l] for l in x_own), k))
+    y = y.reshape(tuple(y_size[l] for l in batch) + (k, math.prod(y_size[l] for l in y_own)))
+    # k == 1 is an outer product: MindSpore 2.10's batched matmul fails in backward then (test_framework_facts)
+    product = x * y if k == 1 else ops.matmul(x, y)
+    batch_shape = tuple(product.shape[:len(batch)])
+    shape = batch_shape + tuple(x_size[l] for l in x_own) + tuple(y_size[l] for l in y_own)
+    return product.reshape(shape), batch + x_own + y_own

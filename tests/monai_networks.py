@@ -9,6 +9,7 @@ mode, "pass", "fail: ..." or "error: ..."; the NETWORKs named (keys of NETWORKS)
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -21,6 +22,8 @@ NETWORKS = {
                   (2, 1, 32, 32)),
     "UNet": ("UNet", dict(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), strides=(2, 2),
                           num_res_units=1), (2, 1, 16, 16)),
+    "CheckpointUNet": ("unet.CheckpointUNet", dict(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16),
+                                              strides=(2, 2), num_res_units=1), (2, 1, 16, 16)),   # checkpointed
     "SegResNet": ("SegResNet", dict(spatial_dims=2, init_filters=8, in_channels=1, out_channels=2,
                                     blocks_down=(1, 1), blocks_up=(1,)), (2, 1, 16, 16)),
     "DenseNet121": ("DenseNet121", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 64, 64)),
@@ -35,6 +38,18 @@ NETWORKS = {
                                 strides=[1, 2, 2], upsample_kernel_size=[2, 2]), (2, 1, 16, 16)),
     "AttentionUnet": ("AttentionUnet", dict(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16),
                                             strides=(2, 2)), (2, 1, 16, 16)),
+    # more of monai.networks.nets, as they translate
+    "BasicUNetPlusPlus": ("BasicUNetPlusPlus", dict(spatial_dims=2, in_channels=1, out_channels=2,
+                                                    features=(4, 4, 8, 8, 16, 4)), (2, 1, 32, 32)),
+    "HighResNet": ("HighResNet", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 16, 16)),
+    "MedNeXt": ("MedNeXt", dict(spatial_dims=2, init_filters=4, in_channels=1, out_channels=2), (1, 1, 32, 32)),
+    "Classifier": ("Classifier", dict(in_shape=(1, 16, 16), classes=2, channels=(4, 8), strides=(2, 2)),
+                   (2, 1, 16, 16)),
+    "Regressor": ("Regressor", dict(in_shape=(1, 16, 16), out_shape=(2,), channels=(4, 8), strides=(2, 2)),
+                  (2, 1, 16, 16)),
+    "Generator": ("Generator", dict(latent_shape=(8,), start_shape=(4, 4, 4), channels=(4, 2), strides=(2, 2)),
+                  (2, 8)),
+    "FullyConnectedNet": ("FullyConnectedNet", dict(in_channels=4, out_channels=2, hidden_channels=(8, 8)), (2, 4)),
 }
 
 
@@ -61,8 +76,8 @@ def main(root: str, out: str, *only: str) -> int:
             key = f"{network}-{'train' if training else 'eval'}"
             try:
                 torch.manual_seed(0)
-                t = getattr(original, factory)(**kwargs).train(training)
-                m = getattr(ported, factory)(**kwargs)
+                t = functools.reduce(getattr, factory.split("."), original)(**kwargs).train(training)
+                m = functools.reduce(getattr, factory.split("."), ported)(**kwargs)
                 m.set_train(training)
                 report = compare(t, m, [x])
                 results[key] = "pass" if report.passed else "fail: " + str(report).splitlines()[-1]

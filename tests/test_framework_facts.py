@@ -936,6 +936,24 @@ def test_some_in_place_methods_have_no_cpu_kernel(pynative, method):
         t.asnumpy()
 
 
+def test_einsum_has_no_cpu_kernel(pynative):
+    """mappings/math.yaml's torch_einsum entry: MindSpore 2.10's ops.einsum fails on CPU (so translated code calls
+    recompat.runtime.einsum, built from matmul)."""
+    a = x_of((2, 3))
+    with pytest.raises(RuntimeError, match="Einsum"):
+        ops.einsum("ij,jk->ik", a, a.T).asnumpy()
+
+
+def test_batched_matmul_over_one_element_fails_in_backward(pynative):
+    """recompat.runtime.einsum multiplies (..., L, 1) by (..., 1, R) elementwise: MindSpore 2.10's batched matmul
+    computes that product but its gradient fails (2-D and longer inner dimensions work)."""
+    x, y = x_of((1, 2, 1)), x_of((1, 1, 2))
+    assert ops.matmul(x, y).shape == (1, 2, 2)
+    with pytest.raises(RuntimeError, match="MatMul"):
+        ms.grad(lambda a, b: ops.matmul(a, b).sum(), (0, 1))(x, y)
+    assert ms.grad(lambda a, b: ops.matmul(a, b).sum(), (0, 1))(x_of((2, 1)), x_of((1, 2)))[0].shape == (2, 1)
+
+
 def test_he_normal_draws_torchs_kaiming_normal(pynative):
     """mappings/init.yaml's kaiming_normal_ entry: the same fan (fan_out of a (32, 64, 3, 3) weight is 32 * 9) and
     gain, so the same standard deviation sqrt(2 / (1 + a^2) / fan)."""

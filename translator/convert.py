@@ -179,6 +179,7 @@ def pool_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
 # a model's parameters as an optimizer takes them, by side: torch steps only those that got a gradient, so frozen
 # ones stay; MindSpore steps every parameter it is given (get_parameters() would move frozen ones by weight decay)
 _PARAMETERS = {"torch": "parameters", "mindspore": "trainable_params"}
+_LAYER_PARAMETERS = {"torch": "parameters", "mindspore": "get_parameters"}
 
 
 def trainable_params(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
@@ -186,7 +187,10 @@ def trainable_params(to: str, values: dict, names: dict) -> tuple[dict, str | No
     <-> `m.trainable_params(...)`; anything else goes as it is, with a note."""
     source = next(iter(names))
     text = values[source].strip()
-    old, new = _PARAMETERS["torch" if to == "mindspore" else "mindspore"], _PARAMETERS[to]
+    # the argument comes rendered: a layer's parameters() may already be the target's layer method (module_parameters
+    # in mappings/nn_modules.yaml: get_parameters), which an optimizer takes as trainable_params() too
+    old = {_PARAMETERS["torch" if to == "mindspore" else "mindspore"], _LAYER_PARAMETERS[to]}
+    new = _PARAMETERS[to]
     try:
         tree = ast.parse(f"(\n{text}\n)", mode="eval")
     except SyntaxError:
@@ -195,16 +199,17 @@ def trainable_params(to: str, values: dict, names: dict) -> tuple[dict, str | No
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    ends = sorted((starts[n.func.end_lineno - 1] + n.func.end_col_offset for n in ast.walk(tree or ast.Module([]))
-                   if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == old),
+    ends = sorted(((starts[n.func.end_lineno - 1] + n.func.end_col_offset, n.func.attr)
+                   for n in ast.walk(tree or ast.Module([]))
+                   if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in old),
                   reverse=True)
     if not ends:
         return {names[source]: text}, (f"{text} is passed as it is: a MindSpore optimizer takes the Cell's "
                                         f"{_PARAMETERS['mindspore']}()" if to == "mindspore" else
                                         f"{text} is passed as it is: a torch optimizer takes the module's parameters()")
     out = b"".join(lines)
-    for end in ends:
-        out = out[:end - len(old)] + new.encode() + out[end:]
+    for end, name in ends:
+        out = out[:end - len(name)] + new.encode() + out[end:]
     return {names[source]: out.decode()[2:-2]}, None
 
 

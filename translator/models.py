@@ -540,7 +540,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     @functools.cached_property
     def _type_positions(self) -> set[int]:
         """The nodes where a class is a type and is not called: base classes, annotations, isinstance's and
-        issubclass's second argument, except clauses."""
+        issubclass's second argument, typing.cast's first, except clauses."""
         roots: list[ast.AST] = []
         for n in ast.walk(self.tree):
             if isinstance(n, ast.ClassDef):
@@ -555,6 +555,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                     (isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass"))
                     or getattr(self._marker(n.func), "becomes", None) == "isinstance"):
                 roots.append(n.args[1])
+            elif isinstance(n, ast.Call) and n.args and self.qualname(n.func)[0] == "typing.cast":
+                roots.append(n.args[0])
             elif isinstance(n, ast.ExceptHandler) and n.type is not None:
                 roots.append(n.type)
         return {id(x) for root in roots for x in ast.walk(root)}
@@ -579,13 +581,15 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         builds (`layers = nn.Sequential()`, `self.layers = nn.Sequential()`): a method of the model base class."""
         receiver = call.func.value
         own = self._self_or_super(receiver)
-        if not (own or self._container(receiver)) or (own and call.func.attr in self._own_methods):
+        if not (own or self._layer_receiver(receiver)) or (own and call.func.attr in self._own_methods):
             return False
         special = entry.in_subclass_of if self.frm == "torch" else None
         if special and own and self.cls and (base := self._derives_from(self.cls, set(special["classes"]))):
             what, text = f"{self.cls.name} derives from {base}", "self"
         elif special and not own:
-            what, text = "a container of layers the code builds", self.src.render_node(receiver)
+            what = ("a container of layers the code builds" if self._container(receiver)
+                    else "a layer whose class is not known here")
+            text = self.src.render_node(receiver)
         else:
             self._call(call, entry, entry.names(self.frm)[0], None, method=True)
             return True
@@ -596,6 +600,16 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.diag(self.site(call.func, entry.names(self.frm)[0]), "RC314", api=entry.names(self.frm)[0],
                   receiver=text, what=what, runtime=special["runtime"], why=special["why"])
         return True
+
+    def _layer_receiver(self, node: ast.AST) -> bool:
+        """`block.modules()`: taken for a layer where the code shows one (a layer or a container it builds) or
+        shows nothing else, as a tensor method's receiver is taken for a tensor; not a module, a literal, a
+        function, nor anything outside a function."""
+        if self.func is None or isinstance(node, _LITERAL_RECEIVERS):
+            return False
+        if isinstance(node, ast.Name) and (node.id in ("self", "cls") or self.scope.qualname(node.id) is not None):
+            return False
+        return names.scope_container_kind(self.scope, node) in (names.CELL, names.CONTAINER, names.UNKNOWN)
 
     def _container(self, node: ast.AST) -> bool:
         """A container of layers the code builds: a name, or an attribute of self, bound to one."""
@@ -965,11 +979,17 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def _size_args(self, plan: "_Plan") -> None:
         """torch.zeros(2, 3) -> ops.zeros((2, 3)), torch.zeros(*shape) -> ops.zeros((*shape,)); one size or one
-        sequence goes as it is (MindSpore takes either)."""
+        sequence goes as it is, a list written out as a tuple (Tensor.tile refuses a list)."""
         sizes = [x for x in plan.args if x[0].name.startswith("*")]
         if self.to != "mindspore" or not sizes:
             return
         first, last = sizes[0][0].node, sizes[-1][0].node
+        a, name, text, star = sizes[0]
+        if len(sizes) == 1 and isinstance(first, ast.List) and first.elts and text.strip()[:1] == "[":
+            inner = text.strip()[1:-1]
+            single = len(first.elts) == 1 and not inner.rstrip().endswith(",")
+            plan.args[plan.args.index(sizes[0])] = (a, name, f"({inner.rstrip()},)" if single else f"({inner})", star)
+            return
         if len(sizes) > 1 or isinstance(first, ast.Starred):
             self.src.insert(self.src.start(first), "(")
             self.src.insert(self.src.end(last), ")" if len(sizes) > 1 else ",)")
