@@ -873,10 +873,17 @@ def float64_twin(torch_model, reference: str | None = "auto"):
     (BatchNorm statistics). reference None: (None, ""); "float64": a copy that fails raises."""
     import copy
 
+    import torch
+
     if reference is None:
         return None, ""
     try:
-        return copy.deepcopy(torch_model).double(), ""
+        twin = copy.deepcopy(torch_model).double()
+        for module in twin.modules():   # .double() converts parameters and buffers; a tensor kept as a plain
+            for name, value in list(vars(module).items()):     # attribute (MONAI's AffineHead.grid) too
+                if isinstance(value, torch.Tensor) and value.is_floating_point():
+                    setattr(module, name, value.double())
+        return twin, ""
     except Exception as err:
         if reference == "float64":
             raise

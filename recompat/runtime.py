@@ -20,6 +20,11 @@ becomes ``initialized(w, HeNormal(negative_slope=0.01))``): MindSpore has the in
 
 ``einsum(equation, *operands)`` is torch.einsum from the operations MindSpore runs on every device (its own Einsum
 has no CPU kernel in 2.10).
+
+``ModuleDict`` is torch's ModuleDict as a Cell (MindSpore's CellDict refuses containers as values).
+
+``no_grad`` is torch.no_grad: ``with no_grad():``, ``@no_grad()`` and ``@no_grad``, on MindSpore's own
+``mindspore._no_grad`` (PyNative).
 """
 from __future__ import annotations
 
@@ -28,7 +33,38 @@ import functools
 import inspect
 import warnings
 
-__all__ = ["add_child", "assign", "einsum", "initialized", "layer_tensor", "torch_signature", "UniformBetween"]
+__all__ = ["add_child", "assign", "einsum", "initialized", "layer_tensor", "ModuleDict", "no_grad",
+           "torch_signature", "UniformBetween"]
+
+
+def __getattr__(name: str):
+    # classes on MindSpore's, made when they are first asked for (importing this module imports no framework)
+    if name == "ModuleDict":
+        return _module_dict()
+    if name == "no_grad":
+        return _no_grad()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def _no_grad() -> type:
+    import mindspore
+
+    class no_grad(mindspore._no_grad):  # noqa: N801 - torch's name
+        """torch.no_grad on MindSpore (PyNative): what runs inside takes no part in gradients. MindSpore's
+        ``_no_grad`` is a context manager and a decorator once made (``@no_grad()``); torch's also decorates as it
+        is (``@no_grad``), which this adds. tests/test_framework_facts.py pins what ``_no_grad`` does."""
+
+        def __new__(cls, func=None):
+            if func is not None:       # @no_grad, bare
+                return cls()(func)
+            return super().__new__(cls)
+
+        def __init__(self, func=None):
+            super().__init__()
+
+    no_grad.__module__ = __name__
+    return no_grad
 
 
 def torch_signature(cls: type, api: str) -> type:
@@ -164,6 +200,64 @@ def _uniform_between() -> type:
             arr += self.shift
 
     return _UniformBetween
+
+
+@functools.lru_cache(maxsize=None)
+def _module_dict() -> type:
+    from mindspore import nn
+
+    class ModuleDict(nn.Cell):
+        """torch.nn.ModuleDict as a Cell: layers by name, in the order they were set, each a child under its name
+        (so a parameter is named <name>.<parameter> as in torch). MindSpore 2.10's nn.CellDict refuses a
+        SequentialCell, CellList or CellDict as a value (tests/test_framework_facts.py pins it); this takes any
+        Cell. Like torch's, it has no construct of its own."""
+
+        def __init__(self, modules=None):
+            super().__init__()
+            if modules is not None:
+                self.update(modules)
+
+        def __getitem__(self, key: str):
+            return self._cells[key]
+
+        def __setitem__(self, key: str, module) -> None:
+            self.insert_child_to_cell(key, module)
+
+        def __delitem__(self, key: str) -> None:
+            del self._cells[key]
+
+        def __len__(self) -> int:
+            return len(self._cells)
+
+        def __iter__(self):
+            return iter(self._cells)
+
+        def __contains__(self, key) -> bool:
+            return key in self._cells
+
+        def keys(self):
+            return self._cells.keys()
+
+        def values(self):
+            return self._cells.values()
+
+        def items(self):
+            return self._cells.items()
+
+        def update(self, modules) -> None:
+            for key, module in (modules.items() if hasattr(modules, "items") else modules):
+                self[key] = module
+
+        def pop(self, key: str):
+            module = self[key]
+            del self[key]
+            return module
+
+        def clear(self) -> None:
+            self._cells.clear()
+
+    ModuleDict.__module__ = __name__
+    return ModuleDict
 
 
 def assign(tensor, value):

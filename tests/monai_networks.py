@@ -50,6 +50,16 @@ NETWORKS = {
     "Generator": ("Generator", dict(latent_shape=(8,), start_shape=(4, 4, 4), channels=(4, 2), strides=(2, 2)),
                   (2, 8)),
     "FullyConnectedNet": ("FullyConnectedNet", dict(in_channels=4, out_channels=2, hidden_channels=(8, 8)), (2, 4)),
+    "Discriminator": ("Discriminator", dict(in_shape=(1, 16, 16), channels=(4, 8), strides=(2, 2)),
+                      (2, 1, 16, 16)),
+    "SegResNetDS": ("SegResNetDS", dict(spatial_dims=2, init_filters=8, in_channels=1, out_channels=2,
+                                        blocks_down=(1, 1, 1)), (2, 1, 16, 16)),
+    "LocalNet": ("LocalNet", dict(spatial_dims=2, in_channels=1, num_channel_initial=4, extract_levels=(0, 1, 2),
+                                  out_channels=2), (2, 1, 16, 16)),
+    "GlobalNet": ("GlobalNet", dict(image_size=(16, 16), spatial_dims=2, in_channels=1, num_channel_initial=4,
+                                    depth=2), (2, 1, 16, 16)),
+    "ViTAutoEnc": ("ViTAutoEnc", dict(in_channels=1, img_size=(16, 16), patch_size=(4, 4), hidden_size=32,
+                                      mlp_dim=64, num_layers=2, num_heads=4, spatial_dims=2), (2, 1, 16, 16)),
 }
 
 

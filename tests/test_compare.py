@@ -760,8 +760,17 @@ def test_the_default_verdict_is_the_roundoff_rule_and_given_tolerances_judge_ins
 
 
 class _TorchFloat32Only(torch.nn.Module):
-    """Holds a plain float32 tensor attribute (not a buffer): .double() leaves it float32, so the float64 copy
-    raises in matmul."""
+    """Makes a float32 tensor in forward, so the float64 copy raises in matmul."""
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x) @ torch.eye(4, dtype=torch.float32)
+
+
+class _TorchPlainTensor(torch.nn.Module):
+    """Holds a plain float32 tensor attribute, not a buffer (MONAI's AffineHead.grid): .double() leaves it."""
     def __init__(self):
         super().__init__()
         self.fc = torch.nn.Linear(4, 4)
@@ -790,6 +799,13 @@ def test_a_model_that_cannot_run_in_float64_is_judged_by_tolerances_and_the_repo
     assert "judged by rtol/atol, not by the float64 reference" in str(report)
     with pytest.raises(ModelRunError, match=r"torch \(float64 reference\)"):
         compare(_TorchFloat32Only(), _MsFloat32Only(), [_x(3, 4)], reference="float64")
+
+
+@runtime
+def test_a_plain_tensor_attribute_joins_the_float64_reference():
+    report = compare(_TorchPlainTensor(), _MsFloat32Only(), [_x(3, 4)])
+    assert report.passed and "skipped" not in report.meta["reference"], str(report)
+    assert "judged by rtol/atol" not in str(report)
 
 
 class _TorchPositions(torch.nn.Module):

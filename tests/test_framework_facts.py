@@ -954,6 +954,29 @@ def test_batched_matmul_over_one_element_fails_in_backward(pynative):
     assert ms.grad(lambda a, b: ops.matmul(a, b).sum(), (0, 1))(x_of((2, 1)), x_of((1, 2)))[0].shape == (2, 1)
 
 
+def test_celldict_refuses_a_container_as_a_value(pynative):
+    """mappings/nn_modules.yaml's module_dict entry: torch's ModuleDict takes a Sequential as a value, MindSpore
+    2.10's CellDict raises TypeError for one (so translated code uses recompat.runtime.ModuleDict)."""
+    cells = nn.CellDict({"fc": nn.Dense(2, 2)})
+    with pytest.raises(TypeError, match="can not be CellDict, CellList or SequentialCell"):
+        cells["blocks"] = nn.SequentialCell([nn.Dense(2, 2)])
+
+
+def test_private_no_grad_keeps_what_runs_inside_out_of_gradients(pynative):
+    """recompat.runtime.no_grad stands on mindspore._no_grad (private in 2.10): inside it, nothing is recorded for
+    gradients, as under torch.no_grad; it decorates only once made (a bare @_no_grad fails at the call)."""
+    x = Tensor(np.array([1.0, 2.0, 3.0], np.float32))
+
+    def f(v):
+        with ms._no_grad():
+            y = v * 2
+        return (y * v).sum()
+
+    assert ms.grad(f)(x).asnumpy().tolist() == [2.0, 4.0, 6.0]      # torch: y is a constant, d/dv = y
+    with pytest.raises(TypeError):
+        ms._no_grad(lambda v: v)
+
+
 def test_he_normal_draws_torchs_kaiming_normal(pynative):
     """mappings/init.yaml's kaiming_normal_ entry: the same fan (fan_out of a (32, 64, 3, 3) weight is 32 * 9) and
     gain, so the same standard deviation sqrt(2 / (1 + a^2) / fan)."""

@@ -94,3 +94,53 @@ def test_add_child_runs_the_child_in_sequence_as_torchs_add_module_does():
     assert [n for n, _ in ported.parameters_and_names()] == ["fc.weight", "fc.bias"] and len(ported) == 2
     report = compare(original, ported, [np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)])
     assert report.passed, str(report)
+
+
+def test_module_dict_is_a_dict_of_child_layers_as_torchs():
+    from mindspore import nn
+
+    from recompat.runtime import ModuleDict
+
+    d = ModuleDict([("fc", nn.Dense(2, 3))])
+    d.update({"blocks": nn.SequentialCell([nn.Dense(3, 3)]), "act": nn.ReLU()})
+    assert list(d) == ["fc", "blocks", "act"] and len(d) == 3 and "blocks" in d and "x" not in d
+    assert [n for n, _ in d.parameters_and_names()] == ["fc.weight", "fc.bias", "blocks.0.weight", "blocks.0.bias"]
+    assert isinstance(d.pop("act"), nn.ReLU) and list(d.keys()) == ["fc", "blocks"]
+    del d["fc"]
+    assert [k for k, _ in d.items()] == ["blocks"] and isinstance(d, nn.Cell)
+    d.clear()
+    assert len(d) == 0 and list(d.get_parameters()) == []
+
+
+def test_no_grad_is_a_context_and_a_decorator_made_or_bare_as_torchs():
+    import mindspore as ms
+
+    from recompat.runtime import no_grad
+
+    x = ms.Tensor(np.array([1.0, 2.0, 3.0], np.float32))
+
+    @no_grad
+    def bare(v):
+        return v * 3
+
+    @no_grad()
+    def made(v):
+        return v * 3
+
+    for f in (bare, made):     # torch: d/dv (3v).detach() * v = 3v
+        assert ms.grad(lambda v: (f(v) * v).sum())(x).asnumpy().tolist() == [3.0, 6.0, 9.0]
+    assert ms.grad(lambda v: (v * 3 * v).sum())(x).asnumpy().tolist() == [6.0, 12.0, 18.0]     # without it
+
+
+def test_a_list_torch_takes_reaches_a_mindspore_layer_as_a_tuple():
+    """MONAI's EfficientNet computes a padding list and calls the ConstantPad2d class its factory returns: the same
+    parameters on both sides, but MindSpore's layer refuses a list."""
+    import mindspore
+    import torch
+
+    from recompat.runtime import torch_signature
+
+    pad = torch_signature(mindspore.nn.ConstantPad2d, "torch.nn.ConstantPad2d")([1, 0, 2, 1], 0.5)
+    x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
+    expected = torch.nn.ConstantPad2d([1, 0, 2, 1], 0.5)(torch.tensor(x)).numpy()
+    assert np.array_equal(pad(mindspore.Tensor(x)).asnumpy(), expected)

@@ -294,6 +294,7 @@ def test_a_dtype_is_a_value_renamed_either_way_aliases_too():
     ("torch.zeros([2, 3])", "ops.zeros((2, 3))"),               # a list written out as a tuple (tile refuses one)
     ("torch.zeros([b])", "ops.zeros((b,))"),
     ("torch.zeros([b, ])", "ops.zeros((b, ))"),
+    ("torch.zeros([1, b, 3][:n])", "ops.zeros(tuple([1, b, 3][:n]))"),     # VNet's x.repeat([...][:dims])
     ("torch.zeros(b, 3, dtype=torch.float, device=x.device)", "ops.zeros((b, 3), dtype=mindspore.float32)"),
     ("torch.zeros(\n        b,  # rows\n        3,\n    )", "ops.zeros(\n        (b,  # rows\n        3),\n    )"),
 ])
@@ -480,6 +481,12 @@ def test_add_module_in_a_sequential_subclass_adds_to_the_sequence():
     assert len(messages) == 2 and "on self (Three derives from torch.nn.Sequential)" in messages[1]
 
 
+def test_a_layers_numbers_given_as_a_list_are_written_as_a_tuple():
+    """torch's layers take any sequence of numbers; MindSpore's refuse a list (TypeError)."""
+    out, codes, r = tx(HEADER + "conv = nn.Conv2d(1, 2, kernel_size=[3, 3], stride=[1,])\n")
+    assert "kernel_size=(3, 3), stride=(1,)" in out, out
+
+
 def test_add_module_on_a_container_the_code_builds_adds_to_the_sequence():
     out, codes, r = tx(HEADER + """\
         class Net(nn.Module):
@@ -517,11 +524,16 @@ def test_a_layers_methods_are_translated_on_a_receiver_that_is_not_self():
                 super().__init__()
                 n = sum(p.numel() for p in self.body.parameters())
                 names = [k for k, _ in nn.Linear(2, 2).named_parameters()]
+                self.pad = Pad[nn.ConstantPad2d]          # the same parameters, but torch's take a list too
+
+
+        Pad = {nn.ConstantPad2d: nn.ConstantPad2d}
         """)
     r = translate_bytes(code.encode(), "m.py", to="mindspore", scope="model", mappings=mappings.load(mappings.HERE))
     out = r.new_data.decode()
     assert "for m in (v for _, v in block.cells_and_names()):\n        m.apply(init)" in out, out
     assert "self.body.get_parameters()" in out and "nn.Dense(2, 2).parameters_and_names()" in out
+    assert out.count("torch_signature(nn.ConstantPad2d, 'torch.nn.ConstantPad2d')") == 3, out
     assert [s.status for s in r.sites if s.api.startswith("torch.nn.Module.")] == ["converted"] * 4, r.sites
 
 

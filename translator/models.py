@@ -515,14 +515,17 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                      and getattr(p, f"{self.frm}_default") is not None and getattr(p, f"{self.to}_default") is not None
                      and not convert.same(getattr(p, f"{self.frm}_default"), getattr(p, f"{self.to}_default"))
                      and not p.convert]
-        same_call = not differing and not entry.form and all(
-            p.action == "keep" and getattr(p, self.frm) == getattr(p, self.to) and not p.convert for p in entry.params)
-        if id(node) in self._type_positions or same_call:
+        same_call = not differing and not entry.form and all(   # (a parameter only the target has is never given)
+            p.action == "keep" and getattr(p, self.frm) == getattr(p, self.to) and not p.convert
+            for p in entry.params if getattr(p, self.frm) is not None)
+        adapted = self.to == "mindspore" and entry.rule == "api_class"
+        if id(node) in self._type_positions or (same_call and not adapted):
             self.src.replace_node(node, target(dst))
             self.diag(site, "RC300", source=qual, target=dst)
-        elif self.to == "mindspore" and entry.rule == "api_class":
+        elif adapted:
             # passed around as a value, the class is called elsewhere with torch's arguments: they are translated
-            # where it is called, by the same entry (recompat.runtime.torch_signature)
+            # where it is called, by the same entry (recompat.runtime.torch_signature), even where the parameters
+            # are the same (torch's layers take a list where MindSpore's take a tuple)
             self.src.replace_node(node, self._adapter(entry))
             self.diag(site, "RC313", source=qual, target=dst, adapter=RUNTIME_ADAPTER)
         else:
@@ -539,10 +542,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     @functools.cached_property
     def _type_positions(self) -> set[int]:
-        """The nodes where a class is a type and is not called: base classes, annotations, isinstance's and
-        issubclass's second argument, typing.cast's first, except clauses."""
+        """The nodes where a class is a type and is not called with torch's arguments: base classes, annotations,
+        isinstance's and issubclass's second argument, typing.cast's first, except clauses, a bare decorator (it
+        is called with what it decorates: @torch.no_grad)."""
         roots: list[ast.AST] = []
         for n in ast.walk(self.tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                roots += [d for d in n.decorator_list if not isinstance(d, ast.Call)]
             if isinstance(n, ast.ClassDef):
                 roots += n.bases
             elif isinstance(n, ast.arg) and n.annotation is not None:
@@ -555,7 +561,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                     (isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass"))
                     or getattr(self._marker(n.func), "becomes", None) == "isinstance"):
                 roots.append(n.args[1])
-            elif isinstance(n, ast.Call) and n.args and self.qualname(n.func)[0] == "typing.cast":
+            elif isinstance(n, ast.Call) and n.args and (names.attribute_chain(n.func) or [""])[-1] == "cast" \
+                    and self.qualname(n.func)[0] == "typing.cast":
                 roots.append(n.args[0])
             elif isinstance(n, ast.ExceptHandler) and n.type is not None:
                 roots.append(n.type)
@@ -865,7 +872,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self.targets.add(dst)
         if entry.form == "list_args":
             self._list_args(call, plan)
-        elif entry.form == "size_args":
+        elif entry.rule == "api_class" and to == "mindspore":
+            self._number_lists_as_tuples(plan)
+        if entry.form == "size_args":
             self._size_args(plan)
         elif entry.form == "values_of" and self.to == "mindspore":   # modules() -> (v for _, v in cells_and_names())
             src.insert(src.start(call), "(v for _, v in ")
@@ -977,18 +986,33 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             text = "*" + text
         plan.args[k] = (a, name, text, star)
 
+    def _number_lists_as_tuples(self, plan: "_Plan") -> None:
+        """nn.Conv2d(1, 2, kernel_size=[3, 3]) -> nn.Conv2d(1, 2, kernel_size=(3, 3)): torch's layers take any
+        sequence of numbers, MindSpore's a tuple (a list raises TypeError). recompat.runtime.torch_signature writes
+        a list it is given as a literal, so it goes through here too."""
+        for i, (a, name, text, star) in enumerate(plan.args):
+            if name is not None and not star and isinstance(a.value, ast.List) \
+                    and all(_is_number(e) for e in a.value.elts) and (tuple_text := _list_as_tuple(a.value, text)):
+                plan.args[i] = (a, name, tuple_text, star)
+        for key, text in plan.values.items():     # written by a converter (a pool's stride from its kernel_size)
+            try:
+                node = ast.parse(text.strip(), mode="eval").body
+            except SyntaxError:
+                continue
+            if isinstance(node, ast.List) and all(_is_number(e) for e in node.elts):
+                plan.values[key] = _list_as_tuple(node, text) or text
+
     def _size_args(self, plan: "_Plan") -> None:
         """torch.zeros(2, 3) -> ops.zeros((2, 3)), torch.zeros(*shape) -> ops.zeros((*shape,)); one size or one
-        sequence goes as it is, a list written out as a tuple (Tensor.tile refuses a list)."""
+        sequence goes as it is, a list written out as a tuple, or made one (Tensor.tile refuses a list)."""
         sizes = [x for x in plan.args if x[0].name.startswith("*")]
         if self.to != "mindspore" or not sizes:
             return
         first, last = sizes[0][0].node, sizes[-1][0].node
         a, name, text, star = sizes[0]
-        if len(sizes) == 1 and isinstance(first, ast.List) and first.elts and text.strip()[:1] == "[":
-            inner = text.strip()[1:-1]
-            single = len(first.elts) == 1 and not inner.rstrip().endswith(",")
-            plan.args[plan.args.index(sizes[0])] = (a, name, f"({inner.rstrip()},)" if single else f"({inner})", star)
+        if len(sizes) == 1 and (tuple_text := _list_as_tuple(first, text)
+                                or (_makes_list(first) and f"tuple({text.strip()})")):
+            plan.args[plan.args.index(sizes[0])] = (a, name, tuple_text, star)
             return
         if len(sizes) > 1 or isinstance(first, ast.Starred):
             self.src.insert(self.src.start(first), "(")
@@ -1047,6 +1071,29 @@ class _Plan:
     drop: list = field(default_factory=list)     # source arguments removed
     values: dict = field(default_factory=dict)   # target keyword -> text, appended
     passed: tuple | None = None                  # form initializer: (node, its text) of a tensor passed through as_tensor
+
+
+def _list_as_tuple(node: ast.AST, text: str) -> str | None:
+    """The text of a list display written as a tuple ([2] -> (2,)); None for anything else."""
+    if not isinstance(node, ast.List) or not node.elts or not text.strip().startswith("["):
+        return None
+    inner = text.strip()[1:-1]
+    return f"({inner.rstrip()},)" if len(node.elts) == 1 and not inner.rstrip().endswith(",") else f"({inner})"
+
+
+def _makes_list(node: ast.AST) -> bool:
+    """Whether an expression plainly gives a list: a list display or comprehension, a slice of one, list(...)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        return _makes_list(node.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "list":
+        return True
+    return isinstance(node, (ast.List, ast.ListComp))
+
+
+def _is_number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 def _binds(body: list[ast.stmt], name: str) -> bool:

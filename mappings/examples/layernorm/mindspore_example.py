@@ -9,7 +9,7 @@ class Example(nn.Cell):
     def __init__(self):
         super().__init__()
         self.small = nn.LayerNorm((6,), epsilon=1e-05)
-        self.listed = nn.LayerNorm([6], epsilon=1e-6)
+        self.listed = nn.LayerNorm((6,), epsilon=1e-6)
 
     def construct(self, x):
         return self.listed(self.small(x))

@@ -12,7 +12,7 @@ class Example(nn.Cell):
         self.layer = nn.Dense(4, 3)
 
     def construct(self, x: mindspore.Tensor) -> mindspore.Tensor:
-        scale = mindspore.Tensor([1, 2, 4], dtype=mindspore.float32)
+        scale = mindspore.Tensor((1, 2, 4), dtype=mindspore.float32)
         h: mindspore.Tensor = self.layer(x)
         return h * scale.mean()
 
