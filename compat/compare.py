@@ -706,8 +706,9 @@ def dropout_row(tape) -> list[CompareRow]:
         message += (f"; torch's recomputation drew {torch_redrawn} new mask{'s' if torch_redrawn != 1 else ''} "
                     "(checkpoint with preserve_rng_state=False), which a port that keeps the forward's does not")
     if tape.unreplayed:
-        message += (f"; not replayed: {', '.join(sorted(set(tape.unreplayed)))} (channel or alpha dropout: each "
-                    "framework draws its own masks, so the values differ — compare this pair in evaluation mode)")
+        message += (f"; not replayed: {', '.join(sorted(set(tape.unreplayed)))} (alpha dropout, or channel "
+                    "dropout on an input without a batch axis: each framework draws its own masks, so the values "
+                    "differ — compare this pair in evaluation mode)")
     return [CompareRow(name="dropout masks", kind="dropout", expected_shape=None, actual_shape=None,
                        expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
                        within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]

@@ -18,7 +18,9 @@ however right the port is. compare() therefore lets torch draw the masks and han
   does not always keep them, docs/behaviours.md), the recomputation runs with that new mask, as in a real run,
   and the gradients differ from torch's: replaying never hides what MindSpore really does.
 
-What it cannot replay it leaves alone: ``Dropout1d/2d/3d`` (channel masks) and the alpha dropouts (the row
+Channel dropout (``Dropout1d/2d/3d``: torch's ``F.dropout1d/2d/3d``, MindSpore's ``ops.Dropout2D/3D``) is replayed
+the same way: torch draws one value per (sample, channel), kept spread over the input's shape. What it cannot
+replay it leaves alone: channel dropout on an input without a batch axis and the alpha dropouts (the row
 names them and fails: their masks differ between the frameworks), the dropout inside
 ``scaled_dot_product_attention``, GRAPH mode (the compiled graph draws its own). A port that calls dropout more
 often than torch is an error naming the call; one that calls it less often fails the ``dropout`` row.
@@ -44,6 +46,7 @@ class MaskTape:
 
     masks: list[np.ndarray] = field(default_factory=list)
     p: list[float] = field(default_factory=list)
+    channel: list[bool] = field(default_factory=list)          # per forward mask: drawn per (sample, channel)
     recomputed: list[np.ndarray] = field(default_factory=list)  # torch's recomputation's masks, in call order
     taken: dict[str, int] = field(default_factory=dict)       # side -> forward calls served
     redrawn: dict[str, int] = field(default_factory=dict)     # side -> recomputations with another mask
@@ -91,8 +94,10 @@ def _digest(array: np.ndarray) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-# torch's dropouts with masks of another shape (channels) or another formula: noted, not replayed
-_UNREPLAYED = ("dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+# torch's channel dropouts: the input's rank with a batch axis (another rank is noted, not replayed)
+_CHANNEL_RANKS = {"dropout1d": 3, "dropout2d": 4, "dropout3d": 5}
+# torch's dropouts with another formula: noted, not replayed
+_UNREPLAYED = ("alpha_dropout", "feature_alpha_dropout")
 
 
 @contextlib.contextmanager
@@ -105,16 +110,20 @@ def recording(tape: MaskTape):
 
     phase, seen = Phase(), _Seen()
     tape.redrawn["torch"] = 0
-    originals = {name: getattr(F, name) for name in ("dropout", *_UNREPLAYED)}
+    originals = {name: getattr(F, name) for name in ("dropout", *_CHANNEL_RANKS, *_UNREPLAYED)}
 
-    def dropout(input, p=0.5, training=True, inplace=False):
+    def dropout(input, p=0.5, training=True, inplace=False, name="dropout"):
         if not training or p == 0.0 or p >= 1.0:
-            return originals["dropout"](input, p, training, inplace)
-        mask = torch.empty_like(input).bernoulli_(1.0 - p)
+            return originals[name](input, p, training, inplace)
+        if name == "dropout":
+            mask = torch.empty_like(input).bernoulli_(1.0 - p)
+        else:   # one draw per (sample, channel), spread over the input
+            mask = input.new_empty(input.shape[:2] + (1,) * (input.dim() - 2)).bernoulli_(1.0 - p).expand_as(input)
         kept = mask.detach().cpu().numpy().astype(np.bool_)
         if phase.forward:
             tape.masks.append(kept)
             tape.p.append(float(p))
+            tape.channel.append(name != "dropout")
             seen.add(input.detach().cpu().numpy(), kept, kept)
         else:
             tape.recomputed.append(kept)
@@ -129,7 +138,16 @@ def recording(tape: MaskTape):
             return originals[name](input, p, training, inplace)
         return call
 
+    def channel(name):
+        def call(input, p=0.5, training=True, inplace=False):
+            if input.dim() != _CHANNEL_RANKS[name]:
+                return noted(name)(input, p, training, inplace)
+            return dropout(input, p, training, inplace, name=name)
+        return call
+
     F.dropout = dropout
+    for name in _CHANNEL_RANKS:
+        setattr(F, name, channel(name))
     for name in _UNREPLAYED:
         setattr(F, name, noted(name))
     try:
@@ -150,9 +168,10 @@ class _Replayer:
         self.recomputations = 0
         tape.taken[side] = tape.redrawn[side] = 0
 
-    def mask(self, x: np.ndarray, drawn: np.ndarray | None = None) -> np.ndarray:
+    def mask(self, x: np.ndarray, drawn: np.ndarray | None = None, channel: bool = False) -> np.ndarray:
         """The mask for this call. ``drawn``: the side's own draw for it (its forward's and its recomputation's
-        are compared); a side without one (the float64 twin) follows torch's recomputation."""
+        are compared); a side without one (the float64 twin) follows torch's recomputation. ``channel``: the
+        side's dropout draws per channel (torch's call must have too)."""
         if not self.phase.forward:
             if drawn is None:
                 n, self.recomputations = self.recomputations, self.recomputations + 1
@@ -173,6 +192,10 @@ class _Replayer:
         if mask.shape != x.shape:
             raise DropoutReplayError(f"{self.side}'s dropout call {n + 1} is on a {x.shape} input; torch's call "
                                      f"{n + 1} was on {mask.shape}: the dropouts are in another order or place")
+        if self.tape.channel[n] != channel:
+            kinds = {True: "per channel (Dropout1d/2d/3d)", False: "per element (Dropout)"}
+            raise DropoutReplayError(f"{self.side}'s dropout call {n + 1} draws {kinds[channel]}; torch's call "
+                                     f"{n + 1} drew {kinds[self.tape.channel[n]]}: another kind of dropout")
         self.tape.taken[self.side] = n + 1
         if drawn is not None:                     # a side without its own draw never looks its forward up
             self.seen.add(x, drawn, mask)
@@ -186,20 +209,24 @@ def replaying_torch(tape: MaskTape, side: str = "torch (float64 reference)"):
     import torch.nn.functional as F
 
     replay = _Replayer(tape, side)
-    original = F.dropout
+    originals = {name: getattr(F, name) for name in ("dropout", *_CHANNEL_RANKS)}
 
-    def dropout(input, p=0.5, training=True, inplace=False):
-        if not training or p == 0.0 or p >= 1.0:
-            return original(input, p, training, inplace)
-        mask = replay.mask(input.detach().cpu().numpy())
-        scale = torch.from_numpy(mask).to(device=input.device, dtype=input.dtype) * (1.0 / (1.0 - p))
-        return input.mul_(scale) if inplace else input * scale
+    def replayed(name):
+        def dropout(input, p=0.5, training=True, inplace=False):
+            if not training or p == 0.0 or p >= 1.0 or input.dim() != _CHANNEL_RANKS.get(name, input.dim()):
+                return originals[name](input, p, training, inplace)
+            mask = replay.mask(input.detach().cpu().numpy(), channel=name != "dropout")
+            scale = torch.from_numpy(mask).to(device=input.device, dtype=input.dtype) * (1.0 / (1.0 - p))
+            return input.mul_(scale) if inplace else input * scale
+        return dropout
 
-    F.dropout = dropout
+    for name in originals:
+        setattr(F, name, replayed(name))
     try:
         yield replay.phase
     finally:
-        F.dropout = original
+        for name, function in originals.items():
+            setattr(F, name, function)
 
 
 @contextlib.contextmanager
@@ -211,23 +238,27 @@ def replaying_mindspore(tape: MaskTape, side: str = "MindSpore"):
     from .checkpoint_on_mindspore import _no_grad
 
     replay = _Replayer(tape, side)
-    own = ops.Dropout.__dict__.get("__call__")
-    original = ops.Dropout.__call__
+    primitives = (ops.Dropout, ops.Dropout2D, ops.Dropout3D)   # elementwise, and per channel
+    own = {cls: cls.__dict__.get("__call__") for cls in primitives}
 
-    def call(prim, x, *args, **kwargs):
-        if args or kwargs:                         # not the known signature: leave it alone
-            return original(prim, x, *args, **kwargs)
-        with _no_grad():                           # the primitive draws as in a real run: its stream, its cache
-            _, drawn = original(prim, x)
-        mask = replay.mask(x.asnumpy(), drawn.asnumpy() != 0)
-        mask = mindspore.Tensor(mask.astype(mindspore.dtype_to_nptype(x.dtype)))
-        return x * (mask * (1.0 / prim.keep_prob)), mask
+    def replayed(original, channel: bool):
+        def call(prim, x, *args, **kwargs):
+            if args or kwargs:                     # not the known signature: leave it alone
+                return original(prim, x, *args, **kwargs)
+            with _no_grad():                       # the primitive draws as in a real run: its stream, its cache
+                _, drawn = original(prim, x)
+            mask = replay.mask(x.asnumpy(), drawn.asnumpy() != 0, channel)
+            mask = mindspore.Tensor(mask.astype(mindspore.dtype_to_nptype(x.dtype)))
+            return x * (mask * (1.0 / prim.keep_prob)), mask
+        return call
 
-    ops.Dropout.__call__ = call
+    for cls in primitives:
+        cls.__call__ = replayed(cls.__call__, channel=cls is not ops.Dropout)
     try:
         yield replay.phase
     finally:
-        if own is None:
-            del ops.Dropout.__call__
-        else:
-            ops.Dropout.__call__ = own
+        for cls, call in own.items():
+            if call is None:
+                del cls.__call__
+            else:
+                cls.__call__ = call

@@ -9,6 +9,7 @@ mode, "pass", "fail: ..." or "error: ..."; the NETWORKs named (keys of NETWORKS)
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -58,16 +59,40 @@ NETWORKS = {
                                   out_channels=2), (2, 1, 16, 16)),
     "GlobalNet": ("GlobalNet", dict(image_size=(16, 16), spatial_dims=2, in_channels=1, num_channel_initial=4,
                                     depth=2), (2, 1, 16, 16)),
+    "EfficientNetBN": ("EfficientNetBN", dict(model_name="efficientnet-b0", pretrained=False, spatial_dims=2,
+                                              in_channels=1, num_classes=2), (2, 1, 32, 32)),
+    "VNet": ("VNet", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 32, 32)),
     "ViTAutoEnc": ("ViTAutoEnc", dict(in_channels=1, img_size=(16, 16), patch_size=(4, 4), hidden_size=32,
                                       mlp_dim=64, num_layers=2, num_heads=4, spatial_dims=2), (2, 1, 16, 16)),
 }
 
 
+def _monai_modules() -> dict:
+    return {k: m for k, m in sys.modules.items() if k == "monai" or k.startswith("monai.")}
+
+
+@contextlib.contextmanager
+def _importing(modules: dict):
+    """`import monai...` gives these modules meanwhile: a factory that imports when it is called (MONAI's
+    activation factories) gets the package whose network is being built."""
+    before = _monai_modules()
+    for name in before:
+        del sys.modules[name]
+    sys.modules.update(modules)
+    try:
+        yield
+    finally:
+        for name in _monai_modules():
+            del sys.modules[name]
+        sys.modules.update(before)
+
+
 def main(root: str, out: str, *only: str) -> int:
     sys.path.insert(0, root)
     import monai.networks.nets as ported          # the translation
-    for name in [k for k in sys.modules if k == "monai" or k.startswith("monai.")]:
-        del sys.modules[name]                     # its modules stay alive through what they built
+    translated = _monai_modules()
+    for name in translated:
+        del sys.modules[name]
     sys.path.remove(root)
     import monai.networks.nets as original
     assert ported is not original
@@ -87,9 +112,10 @@ def main(root: str, out: str, *only: str) -> int:
             try:
                 torch.manual_seed(0)
                 t = functools.reduce(getattr, factory.split("."), original)(**kwargs).train(training)
-                m = functools.reduce(getattr, factory.split("."), ported)(**kwargs)
-                m.set_train(training)
-                report = compare(t, m, [x])
+                with _importing(translated):
+                    m = functools.reduce(getattr, factory.split("."), ported)(**kwargs)
+                    m.set_train(training)
+                    report = compare(t, m, [x])
                 results[key] = "pass" if report.passed else "fail: " + str(report).splitlines()[-1]
             except Exception as exc:   # noqa: BLE001 - every network's own result is the point
                 results[key] = f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"

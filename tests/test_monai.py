@@ -30,7 +30,13 @@ SPEC = importlib.util.find_spec("monai")
 pytestmark = pytest.mark.skipif(SPEC is None, reason="MONAI is not installed (pip install -e '.[test]')")
 
 # what stops each network that does not agree yet (the next entries to add); strict: one that starts to agree fails
-NOT_YET: dict[str, str] = {}
+NOT_YET = {
+    "EfficientNetBN-train": "drop connect draws its mask with torch.rand (random creation functions have no entry "
+                            "yet, and compare() replays dropout masks only)",
+    "VNet-train": "MONAI's VNet builds 3-D channel dropout whatever spatial_dims is (dropout_dim is not passed on): "
+                  "torch reads a 4-D input to Dropout3d as one sample without a batch axis, MindSpore's Dropout3d "
+                  "refuses rank 4 (mappings/nn_layers.yaml dropout3d)",
+}
 NETWORKS = list(_networks_script.NETWORKS)       # the configurations live in monai_networks.py
 
 
