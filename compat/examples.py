@@ -310,14 +310,67 @@ def run_init_example(torch_path: str | Path, mindspore_path: str | Path) -> str:
             raise ExampleError(f"{mindspore_path}: torch fills every value with {t.flat[0]:g}; MindSpore's values "
                                f"range from {m.min():g} to {m.max():g}")
         return f"SHAPE {shape}: every value {t.flat[0]:.6g} on both sides\n"
-    distance, critical = ks_distance(t, m), KS_FACTOR * np.sqrt(2.0 / t.size)
+    _check_same_distribution(t, m, torch_path, mindspore_path)
+    return (f"SHAPE {shape}: {t.size} values drawn on each side, std {t.std():.2g}; the same distribution "
+            f"(two-sample Kolmogorov-Smirnov, level {KS_ALPHA:g})\n")
+
+
+def _check_same_distribution(t: np.ndarray, m: np.ndarray, torch_path: Path, mindspore_path: Path) -> None:
+    """ExampleError naming the file unless MindSpore's values are drawn from torch's distribution (two-sample
+    Kolmogorov-Smirnov at level KS_ALPHA)."""
+    distance, critical = ks_distance(t, m), KS_FACTOR * np.sqrt((t.size + m.size) / (t.size * m.size))
     if distance >= critical:
         raise ExampleError(f"{mindspore_path}: MindSpore draws another distribution than {torch_path}: two-sample "
                            f"Kolmogorov-Smirnov distance {distance:.3g} >= {critical:.3g} (level {KS_ALPHA:g}); "
                            f"mean {t.mean():.3g} vs {m.mean():.3g}, std {t.std():.3g} vs {m.std():.3g}, range "
                            f"[{t.min():.3g}, {t.max():.3g}] vs [{m.min():.3g}, {m.max():.3g}]")
-    return (f"SHAPE {shape}: {t.size} values drawn on each side, std {t.std():.2g}; the same distribution "
-            f"(two-sample Kolmogorov-Smirnov, level {KS_ALPHA:g})\n")
+
+
+def run_draw_example(torch_path: str | Path, mindspore_path: str | Path) -> str:
+    """A random function's pair (an entry with ``draws``): each side's ``draw()`` returns what it draws, from a seeded
+    generator. The two must have the same shape and dtype, and the same distribution (two-sample
+    Kolmogorov-Smirnov at level KS_ALPHA): the frameworks' generators differ, so never value by value. Returns what
+    output.txt records (no drawn value); ExampleError naming the file when a side cannot run, returns no tensor,
+    draws a constant or draws otherwise."""
+    import mindspore
+    import torch
+
+    torch_path, mindspore_path = Path(torch_path), Path(mindspore_path)
+    drawn = {}
+    for side, path in (("torch", torch_path), ("mindspore", mindspore_path)):
+        module = load_module(path, side)
+        if not callable(getattr(module, "draw", None)):
+            raise ExampleError(f"{path}: a random function's example defines draw(), which returns what it draws")
+        if side == "torch":
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(0)
+                value = _call_draw(module, path)
+            ok = isinstance(value, torch.Tensor)
+            array, dtype = (value.numpy(), str(value.dtype).removeprefix("torch.")) if ok else (None, None)
+        else:
+            mindspore.set_seed(0)           # process-global, as run_mindspore's
+            value = _call_draw(module, path)
+            ok = isinstance(value, mindspore.Tensor)
+            array, dtype = (value.asnumpy(), str(value.dtype).lower()) if ok else (None, None)
+        if not ok:
+            raise ExampleError(f"{path}: draw() returned {type(value).__name__}, not a tensor of its framework")
+        drawn[side] = (array, dtype)
+    (t, t_dtype), (m, m_dtype) = drawn["torch"], drawn["mindspore"]
+    if t.shape != m.shape or t_dtype != m_dtype:
+        raise ExampleError(f"{mindspore_path}: draws {m_dtype} of shape {m.shape}; {torch_path} draws {t_dtype} of "
+                           f"shape {t.shape}")
+    if t.size < 2 or np.all(t == t.flat[0]):
+        raise ExampleError(f"{torch_path}: draw() gave {t.size} equal value(s): too few to tell a distribution")
+    _check_same_distribution(t.astype(np.float64), m.astype(np.float64), torch_path, mindspore_path)
+    return (f"{t_dtype} of shape {t.shape}: {t.size} values drawn on each side, std {t.std():.2g}; the same "
+            f"distribution (two-sample Kolmogorov-Smirnov, level {KS_ALPHA:g})\n")
+
+
+def _call_draw(module, path: Path):
+    try:
+        return module.draw()
+    except Exception as exc:
+        raise ExampleError(f"{path}: draw() raised {type(exc).__name__}: {exc}") from exc
 
 
 def _init(module, path: Path, tensor):

@@ -13,7 +13,8 @@ that file. Each entry's folder holds ``torch_example.py`` and ``mindspore_exampl
   what the differential harness recorded when the pair agreed.
   An initializer's pair (form initializer, init.yaml; form assigned, in_place.yaml) holds ``SHAPE`` and
   ``init(tensor)`` instead of a model,
-  proven by the distribution of what it draws (compat.examples.run_init_example).
+  proven by the distribution of what it draws (compat.examples.run_init_example); a random function's pair
+  (``draws: true``) holds ``draw()``, proven the same way (compat.examples.run_draw_example).
 * the training pairs (``mappings.TRAINING_RULES``, training.yaml): a torch file (``Example``, ``BATCHES``,
   ``training(model)``) and a MindSpore file (``Example``), both hand-written; compare_training builds the MindSpore
   pieces from the entries and trains both 100 steps (compat.examples.run_training_example).
@@ -199,6 +200,16 @@ def _run_inits(folder: Path) -> str:
         raise ProveError(str(exc)) from None
 
 
+def _run_draws(folder: Path) -> str:
+    """What output.txt records for a random pair that draws alike; ProveError when it does not."""
+    from .examples import ExampleError, run_draw_example
+
+    try:
+        return run_draw_example(folder / "torch_example.py", folder / "mindspore_example.py")
+    except ExampleError as exc:
+        raise ProveError(str(exc)) from None
+
+
 # ------------------------------------------------------------------------------------------------- proving
 
 @dataclass
@@ -261,7 +272,7 @@ def prove_entry(entry, root: Path | None = None, maps: mapping_data.Mappings | N
                     return proof
                 _write(path, data)
                 proof.written.append(f"generated {path}")
-            text = _run_inits(folder) if entry.form in mapping_data.TENSOR_FORMS else _run_models(folder)
+            text = {"tensor": _run_inits, "draw": _run_draws, "model": _run_models}[entry.example_kind](folder)
     except ProveError as exc:
         proof.agrees = False
         proof.reason = str(exc) + "".join(f"\n  translator: {n}" for n in notes)

@@ -85,6 +85,13 @@ class Entry:
     proven: bool = False              # its paired example passed (examples/<id>/output.txt): translated only then
     tensors: tuple[TensorPair, ...] | None = None   # a layer pair: its parameters and buffers (None: not a layer)
     in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
+    draws: bool = False               # random values: its example is draw(), proven by the distribution
+
+    @property
+    def example_kind(self) -> str:
+        """What its paired example defines: "model" (Example and INPUTS, compared by compare()), "tensor" (SHAPE and
+        init(tensor), proven by what it writes: TENSOR_FORMS) or "draw" (draw(), proven by the distribution)."""
+        return "draw" if self.draws else "tensor" if self.form in TENSOR_FORMS else "model"
 
     @property
     def torch_names(self) -> tuple[str, ...]:
@@ -478,7 +485,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 7                      # bump when what a cache file holds changes shape
+CACHE_FORMAT = 8                      # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 

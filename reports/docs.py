@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from recompat.compat.prove import example_for, examples_root, sides
-from recompat.mappings import CORE_RULES, TENSOR_FORMS, TRAINING_RULES
+from recompat.mappings import CORE_RULES, TRAINING_RULES
 
 from . import signatures
 from ._io import ReportError, write_atomic
@@ -77,7 +77,12 @@ _TEXT = {
                        "(`recompat.compat.compare`) built both, copied the PyTorch weights into the MindSpore model, "
                        "ran one forward and backward pass on each with the same inputs and compared the outputs and "
                        "the gradients.",
-        "init_intro": "The {source} side is hand-written; the {target} side is what `recompat translate --scope model` "
+        "draw_intro": "The {source} side is hand-written; the {target} side is what `recompat translate --scope model` "
+                      "makes of it (`recompat prove` writes it). The two frameworks draw from other random streams, "
+                      "so the harness (`recompat.compat.examples.run_draw_example`) called `draw()` on each side "
+                      "with a seeded generator and compared the shape, the dtype and the distribution of what was "
+                      "drawn (a two-sample Kolmogorov-Smirnov test), never value by value.",
+        "tensor_intro": "The {source} side is hand-written; the {target} side is what `recompat translate --scope model` "
                       "makes of it (`recompat prove` writes it). The two frameworks draw from other random streams, "
                       "so the harness (`recompat.compat.examples.run_init_example`) filled a tensor of `SHAPE` on "
                       "each side from a seeded generator and compared what was drawn: every value for a constant, "
@@ -180,7 +185,11 @@ _TEXT = {
         "model_intro": "{source} 模型为手写;{target} 模型是 `recompat translate --scope model` 的翻译结果"
                        "(由 `recompat prove` 生成)。差分测试(`recompat.compat.compare`)构建两个模型,"
                        "把 PyTorch 的权重复制到 MindSpore 模型,用相同的输入各执行一次前向和反向,并比较输出与梯度。",
-        "init_intro": "{source} 一侧为手写;{target} 一侧是 `recompat translate --scope model` 的翻译结果(由 "
+        "draw_intro": "{source} 一侧为手写;{target} 一侧是 `recompat translate --scope model` 的翻译结果(由 "
+                      "`recompat prove` 生成)。两个框架的随机数流不同,所以测试(`recompat.compat.examples."
+                      "run_draw_example`)在每一侧用固定种子调用 `draw()`,比较抽到的张量的形状、dtype 与分布"
+                      "(双样本 Kolmogorov-Smirnov 检验),从不逐值比较。",
+        "tensor_intro": "{source} 一侧为手写;{target} 一侧是 `recompat translate --scope model` 的翻译结果(由 "
                       "`recompat prove` 生成)。两个框架的随机数流不同,所以测试(`recompat.compat.examples."
                       "run_init_example`)在每一侧用固定种子填充一个形状为 `SHAPE` 的张量,并比较抽到的值:常数"
                       "初始化逐值比较,其余比较分布(双样本 Kolmogorov-Smirnov 检验)。",
@@ -389,7 +398,7 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
                    "difference": {"en": en["difference"], "zh": zh["difference"]}}
                   for en, zh in zip(rows["en"], rows["zh"])]
         entries.append({
-            "id": e.id, "source": e.source, "rule": e.rule, "form": e.form,
+            "id": e.id, "source": e.source, "rule": e.rule, "form": e.form, "example_kind": e.example_kind,
             "direction": {"torch": "torch-to-mindspore", "mindspore": "mindspore-to-torch"}.get(e.source, "both-ways"),
             "torch": {"api": e.torch["api"], "aliases": list(e.torch.get("aliases", ())),
                       "signature": e.torch["signature"], "library": e.torch.get("library")},
@@ -495,7 +504,7 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
             unproven = None if output else t["training_unproven"]
         elif model_example:
             written = "torch" if ex["generated"] == "mindspore" else "mindspore"
-            intro = t["init_intro" if e.get("form") in TENSOR_FORMS else "model_intro"].format(
+            intro = t[f"{e['example_kind']}_intro"].format(
                 source=SIDES[written], target=SIDES[ex["generated"]])
             output_intro, unproven = t["harness_says"], None if output else t["unproven"]
         else:

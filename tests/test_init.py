@@ -259,3 +259,36 @@ def test_in_place_fills_written_as_tensor_methods_take_the_same_path():
     assert "initialized(m.beta.data, mindspore.common.initializer.Zero())" in out
     assert "initialized(m.weight.data, mindspore.common.initializer.Normal(mean=0.0, sigma=s))" in out
     assert "w = m.weight[0].normal_()" in out and any(d.code == "RC303" and "a view" in d.message for d in diags)
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("body, expected", [
+    ("ops.rand(64, 64)", None),
+    ("ops.randn(64, 64)", "another distribution"),                          # N(0, 1) for U[0, 1)
+    ("ops.rand(64, 32)", "of shape"),
+    ("ops.rand(64, 64, dtype=mindspore.float64)", "draws float64"),
+    ("ops.ones((64, 64)) * 0.5", "another distribution"),                    # a constant draws nothing
+    ("(ops.rand(64, 64) * 2).clip(0, 1)", "another distribution"),          # a near miss: half the values at 1
+], ids=["correct", "planted: normal for uniform", "planted: shape", "planted: dtype", "planted: constant",
+        "planted: other distribution"])
+def test_a_random_functions_proof_fails_a_pair_that_draws_otherwise(tmp_path, body, expected):
+    from recompat.compat.examples import run_draw_example
+
+    (tmp_path / "t.py").write_text("import torch\n\n\ndef draw():\n    return torch.rand(64, 64)\n")
+    (tmp_path / "m.py").write_text(f"import mindspore\nfrom mindspore import ops\n\n\ndef draw():\n    return {body}\n")
+    if expected is None:
+        assert "the same distribution" in run_draw_example(tmp_path / "t.py", tmp_path / "m.py")
+        return
+    with pytest.raises(ExampleError, match=expected) as err:
+        run_draw_example(tmp_path / "t.py", tmp_path / "m.py")
+    assert str(tmp_path / "m.py") in str(err.value)
+
+
+@pytest.mark.runtime
+def test_a_random_functions_proof_refuses_a_constant_draw(tmp_path):
+    from recompat.compat.examples import run_draw_example
+
+    (tmp_path / "t.py").write_text("import torch\n\n\ndef draw():\n    return torch.zeros(8)\n")
+    (tmp_path / "m.py").write_text("from mindspore import ops\n\n\ndef draw():\n    return ops.zeros(8)\n")
+    with pytest.raises(ExampleError, match="too few to tell a distribution"):
+        run_draw_example(tmp_path / "t.py", tmp_path / "m.py")

@@ -17,7 +17,7 @@ import pytest
 
 from recompat import mappings
 from recompat.compat import prove
-from recompat.compat.examples import SHOWN, ExampleError, run_init_example, run_model_example
+from recompat.compat.examples import SHOWN, ExampleError, run_draw_example, run_init_example, run_model_example
 from recompat.reports import docs
 
 CORE = [e for e in mappings.default().entries if e.rule in mappings.CORE_RULES]
@@ -129,8 +129,10 @@ def test_unproven_entries_have_no_output_txt():
 def test_paired_example_agrees_under_the_harness_and_output_txt_records_it(entry):
     ex = prove.example_for(entry.id)
     assert ex is not None, f"{entry.id}: no paired example — run `recompat prove`"
-    if entry.form in mappings.TENSOR_FORMS:      # no model: init(tensor), proven by what it writes
+    if entry.example_kind == "tensor":      # no model: init(tensor), proven by what it writes
         text = run_init_example(ex.torch_path, ex.mindspore_path)
+    elif entry.example_kind == "draw":      # draw(), proven by the distribution of what it draws
+        text = run_draw_example(ex.torch_path, ex.mindspore_path)
     else:
         run = run_model_example(ex.torch_path, ex.mindspore_path)   # raises, naming the file, when the pair differs
         assert run.ok
