@@ -21,6 +21,8 @@ becomes ``initialized(w, HeNormal(negative_slope=0.01))``): MindSpore has the in
 ``einsum(equation, *operands)`` is torch.einsum from the operations MindSpore runs on every device (its own Einsum
 has no CPU kernel in 2.10).
 
+``roll(input, shifts, dims)`` is torch.roll from slices (MindSpore 2.10's Roll has no CPU kernel).
+
 ``ModuleDict`` is torch's ModuleDict as a Cell (MindSpore's CellDict refuses containers as values).
 
 ``no_grad`` is torch.no_grad: ``with no_grad():``, ``@no_grad()`` and ``@no_grad``, on MindSpore's own
@@ -33,7 +35,7 @@ import functools
 import inspect
 import warnings
 
-__all__ = ["add_child", "assign", "einsum", "initialized", "layer_tensor", "ModuleDict", "no_grad",
+__all__ = ["add_child", "assign", "einsum", "initialized", "layer_tensor", "ModuleDict", "no_grad", "roll",
            "torch_signature", "UniformBetween"]
 
 
@@ -304,6 +306,26 @@ def _layer_entries() -> dict[type, list]:
             continue
         found.setdefault(cls, []).append(entry)
     return found
+
+
+def roll(input, shifts, dims=None):  # noqa: A002 - torch's parameter names
+    """torch.roll on a MindSpore tensor: each axis of ``dims`` shifted by its ``shifts``, what leaves one end coming
+    back at the other; with no ``dims``, the flattened tensor, reshaped back. Built from two slices and a concat
+    per axis: MindSpore 2.10's Roll has no CPU kernel (tests/test_framework_facts.py)."""
+    from mindspore import ops
+
+    if dims is None:
+        return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise ValueError(f"roll(): shifts and dims must have the same length, got {shifts} and {dims}")
+    for shift, dim in zip(shifts, dims):
+        n = input.shape[dim]
+        shift %= n if n else 1
+        if shift:
+            input = ops.cat((ops.narrow(input, dim, n - shift, shift), ops.narrow(input, dim, 0, n - shift)), dim)
+    return input
 
 
 def einsum(*args):

@@ -977,6 +977,13 @@ def test_private_no_grad_keeps_what_runs_inside_out_of_gradients(pynative):
         ms._no_grad(lambda v: v)
 
 
+def test_roll_has_no_cpu_kernel(pynative):
+    """mappings/nn_functions.yaml's torch_roll entry: MindSpore 2.10's ops.roll fails on CPU (recompat.runtime.roll
+    is made of slices)."""
+    with pytest.raises(RuntimeError, match="Roll"):
+        ops.roll(x_of((3, 4)), 1, 0).asnumpy()
+
+
 def test_he_normal_draws_torchs_kaiming_normal(pynative):
     """mappings/init.yaml's kaiming_normal_ entry: the same fan (fan_out of a (32, 64, 3, 3) weight is 32 * 9) and
     gain, so the same standard deviation sqrt(2 / (1 + a^2) / fan)."""

@@ -144,3 +144,31 @@ def test_a_list_torch_takes_reaches_a_mindspore_layer_as_a_tuple():
     x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
     expected = torch.nn.ConstantPad2d([1, 0, 2, 1], 0.5)(torch.tensor(x)).numpy()
     assert np.array_equal(pad(mindspore.Tensor(x)).asnumpy(), expected)
+
+
+@pytest.mark.parametrize("shifts,dims", [(1, 0), (-1, 2), ((1, -2), (1, 2)), (5, None), (7, -1), ((2, 1), (0, 0)),
+                                         (0, 1)])
+def test_roll_gives_torchs_values_and_gradients(shifts, dims):
+    import mindspore
+    import torch
+
+    from recompat.runtime import roll
+
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    weight = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    t = torch.tensor(x, requires_grad=True)
+    expected = torch.roll(t, shifts) if dims is None else torch.roll(t, shifts, dims)
+    (expected * torch.tensor(weight)).sum().backward()
+    got, grad = mindspore.value_and_grad(lambda v: (roll(v, shifts, dims) * mindspore.Tensor(weight)).sum())(
+        mindspore.Tensor(x))
+    assert np.array_equal(roll(mindspore.Tensor(x), shifts, dims).asnumpy(), expected.detach().numpy())
+    assert np.array_equal(grad.asnumpy(), t.grad.numpy())
+
+
+def test_roll_refuses_shifts_and_dims_of_other_lengths():
+    import mindspore
+
+    from recompat.runtime import roll
+
+    with pytest.raises(ValueError, match=r"shifts and dims must have the same length, got \(1, 2\) and \(0,\)"):
+        roll(mindspore.Tensor(np.zeros((2, 2), np.float32)), (1, 2), 0)
