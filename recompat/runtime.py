@@ -21,7 +21,8 @@ becomes ``initialized(w, HeNormal(negative_slope=0.01))``): MindSpore has the in
 ``einsum(equation, *operands)`` is torch.einsum from the operations MindSpore runs on every device (its own Einsum
 has no CPU kernel in 2.10).
 
-``roll(input, shifts, dims)`` is torch.roll from slices (MindSpore 2.10's Roll has no CPU kernel).
+``roll(input, shifts, dims)`` is torch.roll from slices (MindSpore 2.10's Roll has no CPU kernel), and
+``layer_norm(input, normalized_shape, ...)`` torch's F.layer_norm from means (its LayerNormExt has none either).
 
 ``ModuleDict`` is torch's ModuleDict as a Cell (MindSpore's CellDict refuses containers as values).
 
@@ -35,8 +36,8 @@ import functools
 import inspect
 import warnings
 
-__all__ = ["add_child", "assign", "einsum", "initialized", "layer_tensor", "ModuleDict", "no_grad", "roll",
-           "torch_signature", "UniformBetween"]
+__all__ = ["add_child", "assign", "einsum", "initialized", "layer_norm", "layer_tensor", "ModuleDict", "no_grad",
+           "roll", "torch_signature", "UniformBetween"]
 
 
 def __getattr__(name: str):
@@ -326,6 +327,24 @@ def roll(input, shifts, dims=None):  # noqa: A002 - torch's parameter names
         if shift:
             input = ops.cat((ops.narrow(input, dim, n - shift, shift), ops.narrow(input, dim, 0, n - shift)), dim)
     return input
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # noqa: A002 - torch's names
+    """torch.nn.functional.layer_norm on a MindSpore tensor: normalised over its last len(normalized_shape) axes
+    by their mean and biased variance, then scaled by ``weight`` and shifted by ``bias`` where given. MindSpore
+    2.10's ops.layer_norm has no CPU kernel (tests/test_framework_facts.py)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[len(input.shape) - len(shape):]) != shape:
+        raise ValueError(f"layer_norm(): normalized_shape {list(shape)} is not the end of the input's shape "
+                         f"{list(input.shape)}")
+    axes = tuple(range(len(input.shape) - len(shape), len(input.shape)))
+    centred = input - input.mean(axis=axes, keep_dims=True)
+    out = centred / ((centred * centred).mean(axis=axes, keep_dims=True) + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
 
 
 def einsum(*args):

@@ -110,16 +110,16 @@ def test_check_notices_a_missing_or_stale_generated_side(tmp_path):
 
 def test_generated_sides_are_translated_as_if_every_entry_were_proven_without_touching_the_mappings():
     real = mappings.default
-    entry = real().entry("f_layer_norm")
-    assert not entry.proven, "f_layer_norm's pair does not agree yet (test_model_examples.UNPROVEN)"
+    entry = real().entry("ms_layer_norm")
+    assert not entry.proven, "ms_layer_norm's pair does not agree yet (test_model_examples.UNPROVEN)"
     path, data, _ = prove.generated_example(entry)
-    assert b"ops.layer_norm(" in data and b"F.layer_norm(" not in data
+    assert b"F.layer_norm(" in data and b"ops.layer_norm(" not in data
     from recompat.translator.translate import translate_bytes
 
-    source = path.with_name("torch_example.py")
-    as_shipped = translate_bytes(source.read_bytes(), str(source), to="mindspore", scope="model").new_data
-    assert b"F.layer_norm(" in as_shipped, "translate --scope model leaves an unproven entry's API as it is"
-    assert mappings.default is real and not real().entry("f_layer_norm").proven
+    source = path.with_name("mindspore_example.py")
+    as_shipped = translate_bytes(source.read_bytes(), str(source), to="torch", scope="model").new_data
+    assert b"ops.layer_norm(" in as_shipped, "translate --scope model leaves an unproven entry's API as it is"
+    assert mappings.default is real and not real().entry("ms_layer_norm").proven
     proven = prove.every_entry_proven(real())
     assert all(e.proven for e in proven.entries if e.rule in mappings.CORE_RULES)
     assert [e.id for e in proven.entries] == [e.id for e in real().entries]
@@ -165,7 +165,7 @@ def test_check_names_a_stale_generated_side_and_a_missing_output_txt_and_prove_p
     missing = ex / "relu" / "output.txt"
     recorded = missing.read_text(encoding="utf-8")
     missing.unlink()
-    ids = ["linear", "relu", "f_layer_norm"]
+    ids = ["linear", "relu", "ms_layer_norm"]
     before = _files(ex)
 
     code, out, err = _run(ids, True, mappings_folder=folder)
@@ -174,30 +174,30 @@ def test_check_names_a_stale_generated_side_and_a_missing_output_txt_and_prove_p
         f"{stale}: differs from what `recompat translate --scope model` gives now — run `recompat prove` (never edit "
         "this file by hand)",
         f"{missing}: missing — the pair agrees; run `recompat prove` to record it"]
-    assert "f_layer_norm" not in out, "an unproven pair without output.txt is as it should be"
+    assert "ms_layer_norm" not in out, "an unproven pair without output.txt is as it should be"
     assert "linear: not run: its generated side is missing or stale" in err
     assert "2 files missing or stale (listed on stdout) — run `recompat prove`" in err
     assert _files(ex) == before, "--check wrote something"
 
     code, out, err = _run(ids, False, mappings_folder=folder)
-    assert code == 1, "f_layer_norm does not agree"
+    assert code == 1, "ms_layer_norm does not agree"
     assert out.splitlines() == [f"generated {stale}", f"recorded {missing}"]
     assert missing.read_text(encoding="utf-8") == recorded
-    assert not (ex / "f_layer_norm" / "output.txt").exists()
+    assert not (ex / "ms_layer_norm" / "output.txt").exists()
     assert _run(ids, True, mappings_folder=folder)[0] == 0
 
 
 @pytest.mark.runtime
 def test_progress_is_one_line_per_entry_and_a_summary(tmp_path):
     folder = _mappings_copy(tmp_path)
-    code, out, err = _run(["relu", "f_layer_norm", "checkpoint"], False, mappings_folder=folder)
+    code, out, err = _run(["relu", "ms_layer_norm", "checkpoint"], False, mappings_folder=folder)
     assert code == 1 and out == ""
     lines = [line for line in err.splitlines() if not line.startswith("    ")]   # a reason may go on, indented
     assert lines[0] == "recompat: [1/3] checkpoint: agrees"
-    assert lines[1].startswith("recompat: [2/3] f_layer_norm: fails: ") and "f_layer_norm" in lines[1]
+    assert lines[1].startswith("recompat: [2/3] ms_layer_norm: fails: ") and "ms_layer_norm" in lines[1]
     assert lines[2] == "recompat: [3/3] relu: agrees"
     assert lines[3] == ("recompat: 2 of 3 entries agree; unproven (no output.txt, so `recompat translate --scope "
-                        "model` leaves their API as it is): f_layer_norm")
+                        "model` leaves their API as it is): ms_layer_norm")
     assert len(lines) == 4
 
 
