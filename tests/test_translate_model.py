@@ -567,3 +567,16 @@ def test_output_padding_is_carried_in_an_asymmetric_padding(values, expected):
             convert.transpose_padding("mindspore", values, names)
     else:
         assert convert.transpose_padding("mindspore", values, names) == (expected, None)
+
+
+def test_a_method_only_torchs_tensor_has_is_left_by_hand_never_passed_over():
+    """x.detach() and x.cpu() would fail on MindSpore (its Tensor has neither): with no entry they are sites left by
+    hand. A method a built-in type has too (d.values()) or one both Tensors have is not taken for one."""
+    out, codes, r = tx(HEADER + """\
+        def f(x, d):
+            return x.detach().cpu(), list(d.values()), x.add(1)
+        """)
+    assert "x.detach().cpu()" in out and "d.values()" in out
+    assert sorted(s.api for s in r.sites if s.status == "manual") == ["torch.Tensor.cpu", "torch.Tensor.detach"]
+    back, codes, r = tx("from mindspore import nn\n\n\ndef f(x):\n    return x.asnumpy()\n", to="torch")
+    assert [s.api for s in r.sites if s.status == "manual"] == ["mindspore.Tensor.asnumpy"], r.sites

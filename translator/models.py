@@ -278,6 +278,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if (loop := self.m.loop_method(self.frm, func.attr)) is not None:   # loss.backward(): the loop changes
                 self.diag(self.site(func, loop.api), "RC311", api=self.src.segment(func), what=loop.what["en"],
                           instead=loop.instead["en"])
+            elif func.attr in self.framework.own_tensor_methods and self._tensor_receiver(func.value):
+                # x.detach(), x.cpu(): a method only the source framework's Tensor has, with no entry: it would
+                # fail on the other side, so it is a site left by hand, never passed over
+                self._unknown(func, f"{self.framework.tensor_class}.{func.attr}", None)
 
     # -- third-party libraries' per-framework modules (libraries.yaml) -----------------------------------
 
