@@ -292,12 +292,12 @@ def run_init_example(torch_path: str | Path, mindspore_path: str | Path) -> str:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(0)
                 tensor = torch.full(shape, START)
-                returned = _init(module, path, tensor)
+                returned = _call(module, path, "init", tensor)
             drawn[side] = tensor.numpy()
         else:
             mindspore.set_seed(0)           # process-global, as run_mindspore's
             tensor = mindspore.Parameter(mindspore.Tensor(np.full(shape, START, np.float32)), name="filled")
-            returned = _init(module, path, tensor)
+            returned = _call(module, path, "init", tensor)
             drawn[side] = tensor.asnumpy()
         if returned is not tensor:
             raise ExampleError(f"{path}: init(tensor) returned {type(returned).__name__}, not the tensor it filled")
@@ -344,12 +344,12 @@ def run_draw_example(torch_path: str | Path, mindspore_path: str | Path) -> str:
         if side == "torch":
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(0)
-                value = _call_draw(module, path)
+                value = _call(module, path, "draw")
             ok = isinstance(value, torch.Tensor)
             array, dtype = (value.numpy(), str(value.dtype).removeprefix("torch.")) if ok else (None, None)
         else:
             mindspore.set_seed(0)           # process-global, as run_mindspore's
-            value = _call_draw(module, path)
+            value = _call(module, path, "draw")
             ok = isinstance(value, mindspore.Tensor)
             array, dtype = (value.asnumpy(), str(value.dtype).lower()) if ok else (None, None)
         if not ok:
@@ -366,15 +366,10 @@ def run_draw_example(torch_path: str | Path, mindspore_path: str | Path) -> str:
             f"distribution (two-sample Kolmogorov-Smirnov, level {KS_ALPHA:g})\n")
 
 
-def _call_draw(module, path: Path):
+def _call(module, path: Path, function: str, *args):
+    """The example's ``function(*args)``; ExampleError naming the file when it raises."""
     try:
-        return module.draw()
+        return getattr(module, function)(*args)
     except Exception as exc:
-        raise ExampleError(f"{path}: draw() raised {type(exc).__name__}: {exc}") from exc
-
-
-def _init(module, path: Path, tensor):
-    try:
-        return module.init(tensor)
-    except Exception as exc:
-        raise ExampleError(f"{path}: init(tensor) raised {type(exc).__name__}: {exc}") from exc
+        shown = f"{function}({'tensor' if args else ''})"
+        raise ExampleError(f"{path}: {shown} raised {type(exc).__name__}: {exc}") from exc

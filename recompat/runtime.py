@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import string
 import warnings
 
 __all__ = ["add_child", "assign", "einsum", "initialized", "layer_norm", "layer_tensor", "ModuleDict", "no_grad",
@@ -378,8 +379,8 @@ def _einsum_arguments(args) -> tuple[str, list]:
     # sublist form: operand, its labels as ints, ..., optionally the output's labels last
     pairs, output = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
 
-    def letters(sublist) -> str:
-        return "".join("..." if i is Ellipsis else "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[i]
+    def letters(sublist) -> str:   # torch numbers the labels 0-51: A-Z, then a-z
+        return "".join("..." if i is Ellipsis else (string.ascii_uppercase + string.ascii_lowercase)[i]
                        for i in sublist)
     equation = ",".join(letters(s) for s in pairs[1::2]) + ("" if output is None else "->" + letters(output))
     return equation, list(pairs[0::2])

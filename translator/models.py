@@ -616,11 +616,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         """`block.modules()`: taken for a layer where the code shows one (a layer or a container it builds) or
         shows nothing else, as a tensor method's receiver is taken for a tensor; not a module, a literal, a
         function, nor anything outside a function."""
-        if self.func is None or isinstance(node, _LITERAL_RECEIVERS):
-            return False
-        if isinstance(node, ast.Name) and (node.id in ("self", "cls") or self.scope.qualname(node.id) is not None):
-            return False
-        return names.scope_container_kind(self.scope, node) in (names.CELL, names.CONTAINER, names.UNKNOWN)
+        return not self._plainly_no_value(node) and \
+            names.scope_container_kind(self.scope, node) in (names.CELL, names.CONTAINER, names.UNKNOWN)
 
     def _container(self, node: ast.AST) -> bool:
         """A container of layers the code builds: a name, or an attribute of self, bound to one."""
@@ -676,13 +673,16 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.src.replace(end - len(attr.attr), end, new)
         self.diag(self.site(attr, entry.names(self.frm)[0]), "RC300", source=f".{attr.attr}", target=f".{new}")
 
+    def _plainly_no_value(self, node: ast.AST) -> bool:
+        """A receiver no tensor or layer method is called on: outside a function, a literal, self, cls, a module."""
+        return self.func is None or isinstance(node, _LITERAL_RECEIVERS) or (isinstance(node, ast.Name) and (
+            node.id in ("self", "cls") or self.scope.qualname(node.id) is not None))
+
     def _tensor_receiver(self, node: ast.AST) -> bool:
         """`x.view(...)`: taken for a tensor unless it is plainly something else (a module, self, a Cell
         attribute, a literal)."""
-        if self.func is None or isinstance(node, _LITERAL_RECEIVERS):
+        if self._plainly_no_value(node):
             return False
-        if isinstance(node, ast.Name):
-            return node.id not in ("self", "cls") and self.scope.qualname(node.id) is None
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             return self.scope.class_attrs.get(node.attr, names.UNKNOWN) == names.UNKNOWN
         return True
@@ -999,6 +999,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                     and all(_is_number(e) for e in a.value.elts) and (tuple_text := _list_as_tuple(a.value, text)):
                 plan.args[i] = (a, name, tuple_text, star)
         for key, text in plan.values.items():     # written by a converter (a pool's stride from its kernel_size)
+            if not text.lstrip().startswith("["):
+                continue
             try:
                 node = ast.parse(text.strip(), mode="eval").body
             except SyntaxError:
