@@ -141,6 +141,31 @@ def test_undecodable_file_names_the_line():
         translate_bytes(b"import torch.utils.checkpoint\nx = '\xe9'\n", "bad.py")
 
 
+@pytest.mark.parametrize("scope", ["checkpoint", "model"])
+def test_output_that_is_not_python_is_never_returned(monkeypatch, scope):
+    # planted bug: the last stage of each pass writes a broken statement; the check on the output must refuse it
+    from recompat.translator import models, torch_to_mindspore
+
+    code = "import torch\nfrom torch.utils.checkpoint import checkpoint\ny = checkpoint(f, torch.ones(2))\n"
+    if scope == "model":
+        spell = models.ModelTranslator.spell
+        monkeypatch.setattr(models.ModelTranslator, "spell",
+                            lambda self, text, taken: (spell(self, text, taken)[0] + "def (:\n", set()))
+    else:
+        settle = torch_to_mindspore.settle_imports
+        monkeypatch.setattr(torch_to_mindspore, "settle_imports", lambda src, tree, *a: (
+            settle(src, tree, *a), src.insert(len(src.text), "return (\n")))
+    with pytest.raises(TranslateError, match=r"model\.py: recompat produced invalid Python at line \d+"):
+        translate_bytes(code.encode(), "model.py", scope=scope)
+
+
+def test_what_compiling_refuses_but_parses_is_still_translated():
+    # the output is checked by compiling it; a file Python parses but would not compile (a module-level return)
+    # is the user's: its translation is not refused for that
+    result = translate_bytes(b"import torch.utils.checkpoint as cp\ny = cp.checkpoint(f, x)\nreturn y\n", "m.py")
+    assert result.changed and b"mindspore.recompute" in result.new_data
+
+
 def test_files_that_cannot_hold_a_site_are_not_parsed():
     # "checkpoint" in the text but no import of torch's: passed over, even if it would not parse
     result = translate_bytes(b"print 'saving checkpoint'\n", "py2.py")

@@ -20,7 +20,7 @@ import functools
 import re
 
 from recompat.mappings import Entry, Mappings
-from recompat.translator import edits, leftovers, names
+from recompat.translator import edits, leftovers, names, tree_index
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
 from recompat.translator.sites import SiteLog, literal_flag
@@ -97,7 +97,7 @@ class MindSporeToTorch(SiteLog):
         self.imports_needed: set[str] = set()   # torch modules the new code uses
         self.ms_names_rewritten: set[str] = set()   # names (`mindspore`, `ms`) that rewritten sites referred to
         self._comments: set = set()
-        self._classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+        self._classes = {c.name: c for c in tree_index.index(tree).of(ast.ClassDef)}
 
     # -- resolution ------------------------------------------------------------------------
 

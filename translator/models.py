@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from recompat.mappings import MODEL_RULES, TENSOR_FORMS, Entry, Mappings, signature_arguments
-from recompat.translator import convert, edits, names
+from recompat.translator import convert, edits, names, tree_index
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
 from recompat.translator.sites import SiteLog
@@ -344,8 +344,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                                  "in separate statements"]
 
     def _attributes_read(self, bound: str) -> set[str]:
-        return {n.attr for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)
-                and isinstance(n.value, ast.Name) and n.value.id == bound}
+        return {n.attr for n in tree_index.index(self.tree).of(ast.Attribute)
+                if isinstance(n.value, ast.Name) and n.value.id == bound}
 
     def _library_manual(self, site: Site, module: str, missing: list[str]) -> None:
         others = dict.fromkeys(getattr(lm, self.to) for lm in self.m.library_pairs(self.frm, module))
@@ -403,11 +403,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         if id(cls) in self._layers_by_class:
             return self._layers_by_class[id(cls)]
         made: dict[str, list] = {}
-        for node in ast.walk(cls):
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                    if names.is_self_attr(t):
-                        made.setdefault(t.attr, []).append(node.value)
+        for node in tree_index.index(self.tree).inside(cls, ast.Assign, ast.AnnAssign, ast.AugAssign):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if names.is_self_attr(t):
+                    made.setdefault(t.attr, []).append(node.value)
         layers = {}
         for attr, values in made.items():
             calls = [v for v in values if isinstance(v, ast.Call)]
@@ -550,26 +549,19 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         isinstance's and issubclass's second argument, typing.cast's first, except clauses, a bare decorator (it
         is called with what it decorates: @torch.no_grad)."""
         roots: list[ast.AST] = []
-        for n in ast.walk(self.tree):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                roots += [d for d in n.decorator_list if not isinstance(d, ast.Call)]
-            if isinstance(n, ast.ClassDef):
-                roots += n.bases
-            elif isinstance(n, ast.arg) and n.annotation is not None:
-                roots.append(n.annotation)
-            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
-                roots.append(n.returns)
-            elif isinstance(n, ast.AnnAssign):
-                roots.append(n.annotation)
-            elif isinstance(n, ast.Call) and len(n.args) == 2 and (
-                    (isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass"))
-                    or getattr(self._marker(n.func), "becomes", None) == "isinstance"):
+        index = tree_index.index(self.tree)
+        for n in index.of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            roots += [d for d in n.decorator_list if not isinstance(d, ast.Call)]
+            roots += n.bases if isinstance(n, ast.ClassDef) else [n.returns] if n.returns is not None else []
+        roots += [n.annotation for n in index.of(ast.arg, ast.AnnAssign) if n.annotation is not None]
+        roots += [n.type for n in index.of(ast.ExceptHandler) if n.type is not None]
+        for n in index.of(ast.Call):
+            if len(n.args) == 2 and ((isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass"))
+                                     or getattr(self._marker(n.func), "becomes", None) == "isinstance"):
                 roots.append(n.args[1])
-            elif isinstance(n, ast.Call) and n.args and (names.attribute_chain(n.func) or [""])[-1] == "cast" \
+            elif n.args and (names.attribute_chain(n.func) or [""])[-1] == "cast" \
                     and self.qualname(n.func)[0] == "typing.cast":
                 roots.append(n.args[0])
-            elif isinstance(n, ast.ExceptHandler) and n.type is not None:
-                roots.append(n.type)
         return {id(x) for root in roots for x in ast.walk(root)}
 
     def _self_or_super(self, node: ast.AST) -> bool:
@@ -639,7 +631,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     @functools.cached_property
     def _classes(self) -> dict[str, ast.ClassDef]:
         """The file's classes by name."""
-        return {c.name: c for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef)}
+        return {c.name: c for c in tree_index.index(self.tree).of(ast.ClassDef)}
 
     @functools.cached_property
     def _own_methods(self) -> set[str]:
@@ -1123,25 +1115,21 @@ def _binds(body: list[ast.stmt], name: str) -> bool:
 
 def bound_names(tree: ast.Module, frm: str) -> set[str]:
     """Names the file binds to anything but the source framework's modules (those imports may go)."""
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for name, qual, alias in names.import_bindings(node):
-                full = alias.name if isinstance(node, ast.Import) else qual
-                if not (full and (full == frm or full.startswith(frm + "."))):
-                    out.add(name)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out.add(node.id)
-        elif isinstance(node, ast.arg):
-            out.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
+    index = tree_index.index(tree)
+    out = {node.id for node in index.of(ast.Name) if isinstance(node.ctx, ast.Store)}
+    out |= {node.arg for node in index.of(ast.arg)}
+    out |= {node.name for node in index.of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)}
+    for node in index.of(ast.Import, ast.ImportFrom):
+        for name, qual, alias in names.import_bindings(node):
+            full = alias.name if isinstance(node, ast.Import) else qual
+            if not (full and (full == frm or full.startswith(frm + "."))):
+                out.add(name)
     return out
 
 
 def loaded_names(tree: ast.Module) -> set[str]:
     """The names a module's code reads (what its imports must still bind)."""
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in tree_index.index(tree).of(ast.Name) if isinstance(n.ctx, ast.Load)}
 
 
 def drop_source_imports(src: Source, tree: ast.Module, frm: str, kept: set[str]) -> None:

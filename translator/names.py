@@ -11,6 +11,8 @@ import ast
 from collections import deque
 import functools
 
+from recompat.translator import tree_index
+
 
 @functools.lru_cache(maxsize=None)
 def containers() -> frozenset[str]:
@@ -125,6 +127,7 @@ class Scope:
         self.node, self.parent = node, parent
         if class_attrs is None:   # nested functions see the method's self
             class_attrs = parent._class_attrs if parent is not None else dict
+        self.index = parent.index if parent is not None else tree_index.index(node)
         self._class_attrs = class_attrs         # () -> what self.X is, in a method (computed on demand)
         self._kinds: dict[str, str] | None = None
         self._imports: dict[str, str | None] = {}
@@ -188,9 +191,8 @@ class Scope:
             for arg in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]:
                 if arg is not None:
                     self.bind(arg.arg, UNKNOWN)
-        body = node.body if isinstance(node.body, list) else [node.body]
         declared_global: set[str] = set()
-        for child in _walk_scope(body):
+        for child in self.index.bindings(node):
             if isinstance(child, (ast.Global, ast.Nonlocal)):
                 declared_global.update(child.names)
             elif isinstance(child, (ast.Import, ast.ImportFrom)):
@@ -261,20 +263,9 @@ def scope_container_kind(scope: Scope, expr: ast.AST) -> str:
     return value_kind(expr)
 
 
-def _walk_scope(body: list[ast.AST]):
-    """Nodes of a scope's body, not descending into nested functions, lambdas or classes
-    (their names are yielded; comprehension variables count as the enclosing scope's)."""
-    stack = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def class_attrs(cls: ast.ClassDef) -> dict[str, str]:
-    """What `self.X` is inside a class: methods, Cells and containers assigned in any method."""
+def class_attrs(cls: ast.ClassDef, index: tree_index.TreeIndex) -> dict[str, str]:
+    """What `self.X` is inside a class (of the tree `index` indexes): methods, Cells and containers assigned in any
+    method."""
     attrs: dict[str, str] = {}
 
     def bind(name, kind):
@@ -287,8 +278,8 @@ def class_attrs(cls: ast.ClassDef) -> dict[str, str]:
     for stmt in cls.body:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        for node in ast.walk(stmt):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        for node in index.inside(stmt, ast.Assign, ast.AnnAssign):
+            if node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
                     if is_self_attr(t):
@@ -346,10 +337,9 @@ def binding_uses(tree: ast.Module, of: set[str]) -> tuple[set[tuple[int, str]], 
 
 def string_annotation_names(tree: ast.Module) -> set[str]:
     """Names that annotations written as strings read: `x: "Optional[Wrapper]"`, `Optional["Wrapper"]`."""
-    annotations = [a.annotation for n in ast.walk(tree) if isinstance(n, ast.arguments)
-                   for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a is not None]
-    annotations += [n.returns for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    annotations += [n.annotation for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)]
+    index = tree_index.index(tree)
+    annotations = [n.annotation for n in index.of(ast.arg, ast.AnnAssign)]
+    annotations += [n.returns for n in index.of(ast.FunctionDef, ast.AsyncFunctionDef)]
     found = set()
     for annotation in filter(None, annotations):
         for node in ast.walk(annotation):
@@ -388,7 +378,7 @@ class ScopedWalker(ast.NodeVisitor):
     def visit_ClassDef(self, node):
         outer = self.cls
         self.cls = node
-        attrs = functools.lru_cache(maxsize=None)(functools.partial(class_attrs, node))
+        attrs = functools.lru_cache(maxsize=None)(functools.partial(class_attrs, node, self.scope.index))
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._function(stmt, attrs)

@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from recompat.mappings import Entry, Mappings, Param, same, signature_arguments
-from recompat.translator import edits, names
+from recompat.translator import edits, names, tree_index
 from recompat.translator.edits import remove_arguments
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
@@ -759,7 +759,7 @@ class TorchToMindSpore(SiteLog):
         return plan
 
     def _cell_style_blocker(self, cls: ast.ClassDef, attr: str, evs: list[Event]) -> str | None:
-        if names.class_attrs(cls).get(attr) != names.CELL:
+        if names.class_attrs(cls, tree_index.index(self.tree)).get(attr) != names.CELL:
             return f"self.{attr} is not assigned a Cell in this class"
         if self._init_assignment(cls, attr) is None:
             return f"self.{attr} is not assigned exactly once, in __init__"

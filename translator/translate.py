@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 from recompat import mappings as _mappings
 from recompat.constants import DIRECTIONS, SCOPES, STYLES   # defined there: `recompat --help` offers them too
@@ -96,12 +97,12 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     taken = tx.kept_roots | (bound_names(tree, tx.frm) - {n for n, _, _ in _source_imports(tree, tx.frm)})
     text, imports = tx.spell(src.result(), taken)
     src2 = Source(src.encode(text), path, src.package)
-    tree2 = _parse_own_output(src2, path)
+    tree2 = _parse_own_output(src2.text, path, src2.package)
     # a name code left as it is used, and the output still reads (code the translation removed used it no more)
     drop_source_imports(src2, tree2, tx.frm, tx.kept_roots & loaded_names(tree2))
     add_imports(src2, tree2, imports)
     new = src2.encode(src2.result()) if src2.edited else src2.encode(text)
-    _parse_own_output(Source(new, path, package), path)
+    _check_own_output(src2.result() if src2.edited else text, path)
     result.changed, result.new_data = new != data, (new if new != data else None)
 
 
@@ -138,7 +139,7 @@ def _finish(data: bytes, src: Source, result: FileResult, settle, report, marker
     path = src.path
     text = src.result() if src.edited else src.text
     src2 = Source(src.encode(text), path, src.package)
-    tree2 = _parse_own_output(src2, path)
+    tree2 = _parse_own_output(src2.text, path, src2.package)
     settle(src2, tree2)
     stages = [src.line_origins() if src.edited else None]
     if src2.edited:
@@ -149,7 +150,7 @@ def _finish(data: bytes, src: Source, result: FileResult, settle, report, marker
     if markers.search(new_data):
         # the settled text is stage 2's input when stage 2 changed nothing: its tree serves again
         src3 = src2 if checked else Source(new_data, path, src.package)
-        sites = report(src3, tree2 if checked else _parse_own_output(src3, path))
+        sites = report(src3, tree2 if checked else _parse_own_output(src3.text, path, src3.package))
         checked = True
         Origin(stages).remap(sites)
         result.sites += sites
@@ -157,18 +158,30 @@ def _finish(data: bytes, src: Source, result: FileResult, settle, report, marker
             text = src3.result()
             stages.append(src3.line_origins())
             new_data, checked = src.encode(text), False
-    if not checked:   # every text a stage wrote is parsed before it can be written
-        _parse_own_output(Source(new_data, path, src.package), path)
+    if not checked:   # every text a stage wrote is checked before it can be written
+        _check_own_output(text, path)
     if new_data != data:
         result.changed, result.new_data = True, new_data
     return result, Origin(stages)
 
 
-def _parse_own_output(src: Source, path: str) -> ast.Module:
+def _parse_own_output(text: str, path: str, package: str | None) -> ast.Module:
     try:
-        return names.resolve_relative_imports(ast.parse(src.text, filename=path), src.package)
+        return names.resolve_relative_imports(ast.parse(text, filename=path), package)
     except SyntaxError as exc:  # a translator bug: never write such output
         raise TranslateError(
             f"{path}: recompat produced invalid Python at line {exc.lineno} ({exc.msg}); the file was left "
             f"unchanged: please report this with the file"
         ) from None
+
+
+def _check_own_output(text: str, path: str) -> None:
+    """Raise TranslateError unless `text` is valid Python. Compiling builds no ast and takes a third of a parse's
+    time; where it fails, the parse decides (and words the error): compiling also refuses what parses (a `return`
+    outside a function), which the user's file may hold."""
+    try:
+        with warnings.catch_warnings():   # the user's file's own warnings (invalid escapes) are not ours to show
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+    except SyntaxError:
+        _parse_own_output(text, path, None)
