@@ -317,6 +317,7 @@ class Mappings:
         return frozenset().union(*(f.containers for f in self.frameworks.values()))
 
 
+@functools.lru_cache(maxsize=4096)   # the passes ask about the same few defaults again and again
 def same(a: str | None, b: str | None) -> bool:
     """Two Python expressions that mean the same constant (1e-05 == 0.00001, 0 == 0.0, 'x' == "x")."""
     if a is None or b is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
+from collections.abc import Callable
 import functools
 
 from recompat.translator import tree_index
@@ -352,6 +353,10 @@ def string_annotation_names(tree: ast.Module) -> set[str]:
     return found
 
 
+# (walker class, node class) -> its visit method: kept apart from the walkers, whose bound methods would make cycles
+_METHODS: dict[tuple[type, type], Callable] = {}
+
+
 class ScopedWalker(ast.NodeVisitor):
     """Walks a module keeping what encloses each node: its scope, class, function and statement.
 
@@ -364,12 +369,29 @@ class ScopedWalker(ast.NodeVisitor):
         self.stmt: ast.stmt | None = None
 
     def visit(self, node):
+        key = (self.__class__, node.__class__)
+        method = _METHODS.get(key)
+        if method is None:   # ast.NodeVisitor's lookup, once per node type (it builds the name for every node)
+            method = _METHODS[key] = getattr(key[0], "visit_" + key[1].__name__, key[0].generic_visit)
         if isinstance(node, ast.stmt):
             outer, self.stmt = self.stmt, node
-            super().visit(node)
+            method(self, node)
             self.stmt = outer
         else:
-            super().visit(node)
+            method(self, node)
+
+    def generic_visit(self, node):
+        for field in tree_index.child_fields(node.__class__):
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
+    def visit_Constant(self, node):   # ast.NodeVisitor's looks for the visit_Num of old Pythons
+        pass
 
     def visit_Module(self, node):
         self.scope = build_scope(node, None)

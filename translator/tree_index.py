@@ -4,7 +4,7 @@ A walk over every node of a file costs about half its parse, and the passes ask 
 a class is a type, which names the file binds, its classes, each scope's bindings, what a class assigns to
 self). `index(tree)` walks the tree once, in source order (pre-order, as a visitor goes), and keeps:
 
-- the nodes of each type (`of`);
+- the nodes of each type under the tree (`of`);
 - for each def, lambda and class, the span of its subtree in that order, so that the nodes of a type inside one
   are a slice (`inside`);
 - for each scope (the module, a def, a lambda), the nodes that bind names in it (`bindings`), as
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import heapq
 from collections import defaultdict
 
@@ -43,8 +44,9 @@ class TreeIndex:
                 continue
             kind = node.__class__
             fields, binder, owners = _PLANS.get(kind) or _plan(kind)
-            nodes[kind].append(node)
-            order[kind].append(n)
+            if node is not tree:   # the tree holds its index: holding the tree would make a cycle only gc frees
+                nodes[kind].append(node)
+                order[kind].append(n)
             n += 1
             if binder and owner is not None:
                 bindings[id(owner)].append(node)
@@ -88,12 +90,19 @@ class TreeIndex:
 
 
 _PLANS: dict[type, tuple] = {}
+_LEAVES = ("ctx", "op", "ops")   # fields that hold only a context or an operator: nothing asks for them
+
+
+@functools.lru_cache(maxsize=None)
+def child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold nodes anyone visits, in order (not contexts nor operators)."""
+    return tuple(f for f in kind._fields if f not in _LEAVES)
 
 
 def _plan(kind: type) -> tuple:
     """(its fields that may hold nodes, last first; whether it binds names; for a def, lambda or class, whether each
-    field is in its own scope, else None). Contexts and operators are left out: nothing asks for them."""
-    fields = tuple(f for f in reversed(kind._fields) if f not in ("ctx", "op", "ops"))
+    field is in its own scope, else None)."""
+    fields = child_fields(kind)[::-1]
     owners = None
     if issubclass(kind, _SUBTREES):
         owners = tuple(f == "body" and not issubclass(kind, ast.ClassDef) for f in fields)
