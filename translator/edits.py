@@ -126,7 +126,8 @@ def settle_imports(src: Source, tree: ast.Module, *, modules: set[str], exact: s
             if not gone:
                 continue
             if len(gone) == len(stmt.names):
-                removed_at = removed_at if removed_at is not None else stmt
+                if removed_at is None and stmt in tree.body:
+                    removed_at = stmt
                 delete_statement(src, tree, stmt)
             else:
                 kept = [a for a in stmt.names if a not in gone]
@@ -135,7 +136,7 @@ def settle_imports(src: Source, tree: ast.Module, *, modules: set[str], exact: s
     missing = [f"import {m}" if alias is None else f"import {m} as {alias}"
                for m, alias in additions if (m, alias) not in present]
     if missing:
-        if removed_at is not None and removed_at in tree.body:
+        if removed_at is not None:
             src.insert(src.line_start(removed_at.lineno), "\n".join(missing) + "\n")
         else:
             src.insert(after_imports(src, tree), "\n".join(missing) + "\n")

@@ -8,7 +8,6 @@ and a checkpoint translator needs only imports, local shadowing and a few class 
 from __future__ import annotations
 
 import ast
-from collections import deque
 from collections.abc import Callable
 import functools
 
@@ -46,27 +45,9 @@ def import_bindings(stmt: ast.stmt) -> list[tuple[str, str | None, ast.alias]]:
     return out
 
 
-def statements(tree: ast.AST):
-    """Every statement under `tree`, in the order ast.walk gives them (breadth first), without walking into
-    expressions: statements only nest in statements (and in except and case clauses), so this is much faster."""
-    todo = deque([tree])
-    while todo:
-        node = todo.popleft()
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, list) and value and isinstance(value[0], _BLOCK_NODES):
-                for child in value:
-                    if isinstance(child, ast.stmt):
-                        yield child
-                    todo.append(child)
-
-
-_BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
-
-
-def imports(tree: ast.AST) -> list:
-    """The import statements under `tree`, in ast.walk's order."""
-    return [s for s in statements(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
+def imports(tree: ast.Module) -> list:
+    """The import statements of a module, in source order."""
+    return tree_index.index(tree).of(ast.Import, ast.ImportFrom)
 
 
 def resolve_relative_imports(tree: ast.Module, package: str | None) -> ast.Module:

@@ -38,14 +38,16 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}: choose one of {', '.join(SCOPES)}")
     m = mappings or _mappings.default()
-    result, origin = _checkpoint_sites(data, path, package, to, style, holders, m)
+    result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m)
     if scope == "model" and MODEL_TRIGGERS[to].search(result.new_data or data):
-        _whole_model(data, path, package, to, result, m, origin)
+        _whole_model(data, path, package, to, result, m, origin, tree if result.new_data is None else None)
     return result
 
 
-def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, style: str, holders, m) -> tuple[FileResult, Origin]:
-    """The checkpoint pass: its result, and where each line of its output comes from in `data`."""
+def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, style: str, holders,
+                      m) -> tuple[FileResult, Origin, ast.Module | None]:
+    """The checkpoint pass: its result, where each line of its output comes from in `data`, and the tree of `data`
+    when it parsed it (None when it passed the file over)."""
     result = FileResult(path)
     if to == "torch":
         return _to_torch(data, path, package, m, result)
@@ -54,40 +56,43 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
 
     may_use_torch = TRIGGERS[to].search(data) and import_markers(m).search(data)
     if not (may_use_torch or any(h.encode() in data for h in holders)):
-        return result, Origin()
+        return result, Origin(), None
     src = Source(data, path, package)
     tree = src.parse()
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))
-    return _finish(data, src, result,
-                   lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support, tx.api_roots),
-                   lambda s3, t3: report_leftovers(s3, t3, m, "torch"), import_markers(m))
+    return (*_finish(data, src, result,
+                     lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support, tx.api_roots),
+                     lambda s3, t3: report_leftovers(s3, t3, m, "torch"), import_markers(m)), tree)
 
 
-def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult) -> tuple[FileResult, Origin]:
+def _to_torch(data: bytes, path: str, package: str | None, m,
+              result: FileResult) -> tuple[FileResult, Origin, ast.Module | None]:
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.mindspore_to_torch import MindSporeToTorch, import_markers, settle_imports
 
     if not (TRIGGERS["torch"].search(data) and import_markers(m).search(data)):   # its names need their library imported
-        return result, Origin()
+        return result, Origin(), None
     src = Source(data, path, package)
     tree = src.parse()
     tx = MindSporeToTorch(src, tree, m)
     result.sites = tx.run()
-    return _finish(data, src, result,
-                   lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten),
-                   lambda s3, t3: report_leftovers(s3, t3, m, "mindspore"), import_markers(m))
+    return (*_finish(data, src, result,
+                     lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten),
+                     lambda s3, t3: report_leftovers(s3, t3, m, "mindspore"), import_markers(m)), tree)
 
 
-def _whole_model(data: bytes, path: str, package: str | None, to: str, result: FileResult, m, origin: Origin) -> None:
+def _whole_model(data: bytes, path: str, package: str | None, to: str, result: FileResult, m, origin: Origin,
+                 tree: ast.Module | None) -> None:
     """The core API set, on the checkpoint pass's output; `data` is the original file, `origin` maps the lines of
-    that output to it (the sites report lines of the user's file)."""
+    that output to it (the sites report lines of the user's file); `tree`: the file's tree where the checkpoint
+    pass parsed it and changed nothing (the passes never change a tree)."""
     from recompat.translator.models import ModelTranslator, add_imports, bound_names, drop_source_imports, loaded_names
 
     current = result.new_data or data
     src = Source(current, path, package)
-    tree = src.parse()
+    tree = tree or src.parse()
     tx = ModelTranslator(src, tree, m, to)
     sites = tx.run()    # after run(): a site found in code the translation removed is withdrawn
     origin.remap(sites)
