@@ -336,10 +336,11 @@ def test_a_diagnostic_quoting_source_of_several_lines_is_one_short_line():
 
 
 def test_the_import_statements_are_every_one_ast_walk_finds_in_source_order():
-    """names.imports reads the tree's index: it must still see every import, nested ones included."""
+    """names.imports reads the tree's index, or walks only statements: it must still see every import, nested ones
+    included."""
     from pathlib import Path
 
-    from recompat.translator import names
+    from recompat.translator import names, tree_index
 
     nested = textwrap.dedent("""\
         import a
@@ -370,6 +371,9 @@ def test_the_import_statements_are_every_one_ast_walk_finds_in_source_order():
     trees = [ast.parse(nested)] + [ast.parse(p.read_bytes()) for p in
                                    sorted(Path(names.__file__).parent.glob("*.py"))]
     for tree in trees:
-        found = [s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))]
-        assert names.imports(tree) == sorted(found, key=lambda s: (s.lineno, s.col_offset))
+        found = sorted((s for s in ast.walk(tree) if isinstance(s, (ast.Import, ast.ImportFrom))),
+                       key=lambda s: (s.lineno, s.col_offset))
+        assert names.imports(tree) == found                  # a walk of the statements
+        tree_index.index(tree)
+        assert names.imports(tree) == found                  # the tree's index
     assert sorted(s.names[0].name for s in names.imports(trees[0])) == list("abcdefhip")

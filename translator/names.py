@@ -46,8 +46,21 @@ def import_bindings(stmt: ast.stmt) -> list[tuple[str, str | None, ast.alias]]:
 
 
 def imports(tree: ast.Module) -> list:
-    """The import statements of a module, in source order."""
-    return tree_index.index(tree).of(ast.Import, ast.ImportFrom)
+    """The import statements of a module, in source order: from its index where it has one, else from a walk of
+    its statements only (a tenth of its nodes: the translation's output is asked for nothing else)."""
+    index = tree_index.built(tree)
+    if index is not None:
+        return index.of(ast.Import, ast.ImportFrom)
+    found, todo = [], list(reversed(tree.body))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        for field in ("cases", "finalbody", "orelse", "handlers", "body"):   # the blocks, last first
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                todo.extend(reversed(block))
+    return found
 
 
 def resolve_relative_imports(tree: ast.Module, package: str | None) -> ast.Module:

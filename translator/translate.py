@@ -104,7 +104,7 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     src2 = Source(src.encode(text), path, src.package)
     tree2 = _parse_own_output(src2.text, path, src2.package)
     # a name code left as it is used, and the output still reads (code the translation removed used it no more)
-    drop_source_imports(src2, tree2, tx.frm, tx.kept_roots & loaded_names(tree2))
+    drop_source_imports(src2, tree2, tx.frm, tx.kept_roots and tx.kept_roots & loaded_names(tree2))
     add_imports(src2, tree2, imports)
     new = src2.encode(src2.result()) if src2.edited else src2.encode(text)
     _check_own_output(src2.result() if src2.edited else text, path)

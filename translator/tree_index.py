@@ -110,6 +110,11 @@ def _plan(kind: type) -> tuple:
     return plan
 
 
+def built(tree: ast.AST) -> TreeIndex | None:
+    """The tree's index if it was built already, else None."""
+    return getattr(tree, "_recompat_index", None)
+
+
 def index(tree: ast.AST) -> TreeIndex:
     """The tree's index, built on first use."""
     found = getattr(tree, "_recompat_index", None)
