@@ -62,7 +62,7 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))
-    return (*_finish(data, src, result,
+    return (*_finish(data, src, tree, result,
                      lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support, tx.api_roots),
                      lambda s3, t3: report_leftovers(s3, t3, m, "torch"), import_markers(m)), tree)
 
@@ -78,7 +78,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m,
     tree = src.parse()
     tx = MindSporeToTorch(src, tree, m)
     result.sites = tx.run()
-    return (*_finish(data, src, result,
+    return (*_finish(data, src, tree, result,
                      lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten),
                      lambda s3, t3: report_leftovers(s3, t3, m, "mindspore"), import_markers(m)), tree)
 
@@ -137,14 +137,16 @@ def _source_imports(tree: ast.Module, frm: str):
             for b in names.import_bindings(s) if b[1] and (b[1] == frm or b[1].startswith(frm + "."))]
 
 
-def _finish(data: bytes, src: Source, result: FileResult, settle, report, markers: re.Pattern) -> tuple[FileResult, Origin]:
-    """Stage 2 on the rewritten text (re-parsing it also proves stage 1 produced valid Python), then stage 3, what
-    is left to `report` on the settled text (its sites are found there and reported with the user's lines); only
-    where that text still holds `markers` (a module path of the family's names): else no name can resolve to one."""
+def _finish(data: bytes, src: Source, tree: ast.Module, result: FileResult, settle, report,
+            markers: re.Pattern) -> tuple[FileResult, Origin]:
+    """Stage 2 on the rewritten text (re-parsing it also proves stage 1 produced valid Python; `tree` is the
+    file's, which serves where stage 1 changed nothing), then stage 3, what is left to `report` on the settled text
+    (its sites are found there and reported with the user's lines); only where that text still holds `markers` (a
+    module path of the family's names): else no name can resolve to one."""
     path = src.path
     text = src.result() if src.edited else src.text
     src2 = Source(src.encode(text), path, src.package)
-    tree2 = _parse_own_output(src2.text, path, src2.package)
+    tree2 = _parse_own_output(src2.text, path, src2.package) if src.edited else tree
     settle(src2, tree2)
     stages = [src.line_origins() if src.edited else None]
     if src2.edited:
