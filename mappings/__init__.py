@@ -174,7 +174,7 @@ class Framework:
     tensor_attributes: frozenset[str] = frozenset()   # its public data attributes
     generic_attributes: frozenset[str] = frozenset()  # ... that other objects have too: a tensor's only in a model
     model_methods: frozenset[str] = frozenset()       # the public methods of its model base class
-    own_tensor_methods: frozenset[str] = frozenset()  # its Tensor's methods the other's lacks (no built-in type has)
+    tensor_methods: frozenset[str] = frozenset()      # its Tensor's public methods (but those a built-in type has)
     reexports: tuple[tuple[str, str], ...] = ()       # (package, the package re-exporting its public names)
     mode_dependent_layers: frozenset[str] = frozenset()   # layer classes that differ in training and evaluation mode
     same_tensor: frozenset[str] = frozenset()         # functions that return the tensor they are given (as_tensor)
@@ -316,6 +316,16 @@ class Mappings:
         """Class names of containers of layers, in either framework."""
         return frozenset().union(*(f.containers for f in self.frameworks.values()))
 
+    def own_tensor_methods(self, side: str) -> frozenset[str]:
+        """The methods of `side`'s Tensor that the other framework's Tensor lacks (frameworks.yaml)."""
+        other = "mindspore" if side == "torch" else "torch"
+        return self.frameworks[side].tensor_methods - self.frameworks[other].tensor_methods
+
+    @functools.cached_property
+    def shared_tensor_methods(self) -> frozenset[str]:
+        """The methods both frameworks' Tensor classes have under one name (frameworks.yaml)."""
+        return self.frameworks["torch"].tensor_methods & self.frameworks["mindspore"].tensor_methods
+
 
 @functools.lru_cache(maxsize=4096)   # the passes ask about the same few defaults again and again
 def same(a: str | None, b: str | None) -> bool:
@@ -402,7 +412,7 @@ def _framework(name: str, raw: dict) -> Framework:
                      tensor_class=raw["tensor_class"], tensor_attributes=frozenset(raw["tensor_attributes"]),
                      generic_attributes=frozenset(raw.get("generic_attributes", ())),
                      model_methods=frozenset(raw.get("model_methods", ())),
-                     own_tensor_methods=frozenset(raw.get("own_tensor_methods", ())),
+                     tensor_methods=frozenset(raw.get("tensor_methods", ())),
                      reexports=tuple(raw.get("reexports", {}).items()),
                      mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())),
                      same_tensor=frozenset(raw.get("same_tensor", ())))
@@ -488,7 +498,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 9                      # bump when what a cache file holds changes shape
+CACHE_FORMAT = 10                     # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 

@@ -24,6 +24,8 @@ has no CPU kernel in 2.10).
 ``roll(input, shifts, dims)`` is torch.roll from slices (MindSpore 2.10's Roll has no CPU kernel), and
 ``layer_norm(input, normalized_shape, ...)`` torch's F.layer_norm from means (its LayerNormExt has none either).
 
+``tensor_to(tensor, ...)`` is torch's ``tensor.to(...)``: a cast where a dtype is given, nothing for a device.
+
 ``ModuleDict`` is torch's ModuleDict as a Cell (MindSpore's CellDict refuses containers as values).
 
 ``no_grad`` is torch.no_grad: ``with no_grad():``, ``@no_grad()`` and ``@no_grad``, on MindSpore's own
@@ -38,7 +40,7 @@ import string
 import warnings
 
 __all__ = ["add_child", "assign", "einsum", "initialized", "layer_norm", "layer_tensor", "ModuleDict", "no_grad",
-           "roll", "torch_signature", "UniformBetween"]
+           "roll", "tensor_to", "torch_signature", "UniformBetween"]
 
 
 def __getattr__(name: str):
@@ -308,6 +310,37 @@ def _layer_entries() -> dict[type, list]:
             continue
         found.setdefault(cls, []).append(entry)
     return found
+
+
+def tensor_to(tensor, *args, **kwargs):
+    """torch's ``tensor.to(...)`` on a MindSpore tensor, which MindSpore places by its context: the tensor cast to
+    the dtype given (``x.to(dtype)``, ``dtype=``) or to the dtype of a tensor given (``x.to(other)``); a device
+    (``x.to(device)``, ``x.to(y.device)``, ``device=``), ``non_blocking`` and ``memory_format`` change nothing.
+    Which of torch's three forms a call is, only its values tell, so they decide here: a MindSpore dtype is the
+    dtype, a tensor gives its dtype, True/False are non_blocking then copy, anything else is a device. As in torch,
+    the tensor itself comes back where its dtype is the one asked for, and a copy where ``copy=True``."""
+    import mindspore
+
+    unknown = set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}
+    if unknown:
+        raise TypeError(f"recompat.runtime.tensor_to: unexpected keyword {', '.join(sorted(unknown))} (torch's "
+                        "Tensor.to takes device, dtype, non_blocking, copy, memory_format)")
+    flags = [a for a in args if isinstance(a, bool)]
+    copy = kwargs.get("copy", flags[1] if len(flags) > 1 else False)
+    wanted = set()
+    for value in (*(a for a in args if not isinstance(a, bool)), kwargs.get("device"), kwargs.get("dtype")):
+        if isinstance(value, mindspore.Tensor):
+            value = value.dtype
+        if isinstance(value, mindspore.common.dtype.Type):
+            wanted.add(value)
+        elif isinstance(value, type):   # a Python type (float) is neither a dtype MindSpore takes nor a device
+            raise TypeError(f"recompat.runtime.tensor_to: {value.__name__} is not a MindSpore dtype: give "
+                            "mindspore.float32 or the like")
+    if len(wanted) > 1:
+        raise TypeError(f"recompat.runtime.tensor_to: two dtypes given ({', '.join(sorted(map(str, wanted)))})")
+    if wanted and wanted != {tensor.dtype}:
+        return tensor.astype(wanted.pop())
+    return tensor.copy() if copy else tensor
 
 
 def roll(input, shifts, dims=None):  # noqa: A002 - torch's parameter names

@@ -172,3 +172,46 @@ def test_roll_refuses_shifts_and_dims_of_other_lengths():
 
     with pytest.raises(ValueError, match=r"shifts and dims must have the same length, got \(1, 2\) and \(0,\)"):
         roll(mindspore.Tensor(np.zeros((2, 2), np.float32)), (1, 2), 0)
+
+
+@pytest.mark.parametrize("call", [
+    "x.to(torch.float64)", "x.to(dtype=torch.float16)", "x.to(y)", "x.to(x.device)", "x.to('cpu')",
+    "x.to(device=x.device, dtype=torch.float64)", "x.to(torch.float64, True, True)", "x.to(torch.float32)",
+    "x.to(x.dtype, copy=True)"])
+def test_tensor_to_gives_what_torchs_to_gives_whichever_form_the_call_takes(call):
+    """x.to(...) is translated to tensor_to(x, ...); which of torch's forms a call is (a dtype, a device or a
+    tensor first) only its values tell: the translated function, run on MindSpore, casts as torch does, leaves
+    the tensor itself where nothing changes, and copies where copy=True (tests/conftest.translate_model)."""
+    import mindspore
+    import torch
+
+    from conftest import translate_model
+
+    code = f"import torch\n\n\ndef f(x, y):\n    return {call}\n"
+    out, diagnostics = translate_model(code)
+    assert "tensor_to(x, " in out and "from recompat.runtime import tensor_to" in out, out
+    assert "torch" not in out.replace("tensor_to", ""), out
+    space = {}
+    exec(out, space)
+    values = np.linspace(-2.0, 2.0, 6, dtype=np.float32)
+    x, y = torch.tensor(values), torch.tensor(values, dtype=torch.float64)
+    expected = eval(call, {"torch": torch, "x": x, "y": y})
+    ms_x = mindspore.Tensor(values)
+    got = space["f"](ms_x, mindspore.Tensor(values.astype(np.float64)))
+    assert str(got.dtype).lower() == str(expected.dtype).replace("torch.", ""), (got.dtype, expected.dtype)
+    np.testing.assert_array_equal(got.asnumpy(), expected.numpy())
+    assert (got is ms_x) == (expected is x)
+
+
+def test_tensor_to_refuses_what_is_no_dtype_tensor_or_device():
+    import mindspore
+
+    from recompat.runtime import tensor_to
+
+    x = mindspore.Tensor(np.ones(2, np.float32))
+    with pytest.raises(TypeError, match="float is not a MindSpore dtype"):
+        tensor_to(x, float)
+    with pytest.raises(TypeError, match="two dtypes given"):
+        tensor_to(x, mindspore.float16, dtype=mindspore.float64)
+    with pytest.raises(TypeError, match="unexpected keyword pin_memory"):
+        tensor_to(x, pin_memory=True)

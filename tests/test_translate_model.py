@@ -580,3 +580,23 @@ def test_a_method_only_torchs_tensor_has_is_left_by_hand_never_passed_over():
     assert sorted(s.api for s in r.sites if s.status == "manual") == ["torch.Tensor.cpu", "torch.Tensor.detach"]
     back, codes, r = tx("from mindspore import nn\n\n\ndef f(x):\n    return x.asnumpy()\n", to="torch")
     assert [s.api for s in r.sites if s.status == "manual"] == ["mindspore.Tensor.asnumpy"], r.sites
+
+
+def test_a_method_both_tensors_have_is_carried_only_by_an_entry_never_passed_over():
+    """x.to(device) and x.copy_(y): MindSpore's Tensor has methods of these names, but nothing shows they agree
+    (its to() takes a dtype only): with no entry they are left as they are and reported (RC320); one with an entry
+    (x.view) is translated as the entry says, both ways."""
+    out, codes, r = tx(HEADER + """\
+        def f(x, y, d):
+            return x.to(d).copy_(y).view(2, -1)
+        """)
+    assert "x.to(d).copy_(y).view(2, -1)" in out
+    assert [(s.api, s.status) for s in r.sites] == [
+        ("torch.Tensor.to", "manual"), ("torch.Tensor.copy_", "manual"), ("torch.Tensor.view", "converted")]
+    assert codes.count("RC320") == 2
+    message = next(d.message for s in r.sites for d in s.diagnostics if d.code == "RC320")
+    assert "mindspore.Tensor.to has a method of this name too" in message, message
+    back, codes, r = tx("from mindspore import nn\n\n\ndef f(x, t):\n    return x.to(t).view(2, -1)\n",
+                        to="torch")
+    assert [(s.api, s.status) for s in r.sites] == [
+        ("mindspore.Tensor.to", "manual"), ("mindspore.Tensor.view", "converted")]

@@ -278,10 +278,18 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if (loop := self.m.loop_method(self.frm, func.attr)) is not None:   # loss.backward(): the loop changes
                 self.diag(self.site(func, loop.api), "RC311", api=self.src.segment(func), what=loop.what["en"],
                           instead=loop.instead["en"])
-            elif func.attr in self.framework.own_tensor_methods and self._tensor_receiver(func.value):
-                # x.detach(), x.cpu(): a method only the source framework's Tensor has, with no entry: it would
-                # fail on the other side, so it is a site left by hand, never passed over
-                self._unknown(func, f"{self.framework.tensor_class}.{func.attr}", None)
+            elif func.attr in self.framework.tensor_methods and self._tensor_receiver(func.value):
+                self._unmapped_tensor_method(func)
+
+    def _unmapped_tensor_method(self, func: ast.Attribute) -> None:
+        """A method of the source Tensor class with no entry, on what is taken for a tensor: never passed over. One
+        the other Tensor lacks (x.detach(), x.cpu()) would fail there: left by hand (RC301). One it has under the
+        same name may mean something else there (x.to(device)): left as it is, reported as not proven (RC320)."""
+        api = f"{self.framework.tensor_class}.{func.attr}"
+        if func.attr not in self.m.shared_tensor_methods:
+            return self._unknown(func, api, None)
+        self.diag(self.site(func, api), "RC320", api=api,
+                  target=f"{self.m.frameworks[self.to].tensor_class}.{func.attr}")
 
     # -- third-party libraries' per-framework modules (libraries.yaml) -----------------------------------
 
@@ -828,6 +836,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 else next((k for k, v in p.values.items() if convert.same(v, text)), None)
             if text is None:
                 raise _Manual("RC309", param=a.name, value=self.src.segment(a.value), why="a value with no counterpart")
+        if a.name.startswith("**") and dst.startswith("**"):   # a keyword that **kwargs takes on both sides
+            plan.args.append((a, a.node.arg, text, False))
+            return
         plan.args.append((a, dst.lstrip("*"), text, dst.startswith("*")))
 
     def _plan_fills(self, plan: "_Plan", entry: Entry, qual: str, given: dict) -> None:
@@ -858,7 +869,15 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self.runtime_names.add(RUNTIME_ASSIGN)
             return
         dst = entry.names(to)[0]
-        if method:
+        receiver_first = method and entry.rule == "tensor_method" \
+            and not dst.startswith(self.m.frameworks[to].tensor_class + ".")
+        if receiver_first:   # a method whose counterpart is a function (x.to(d) -> tensor_to(x, d)): x goes first
+            receiver = src.render_node(call.func.value)
+            opening = src.text.index("(", src.end(call.func))
+            src.replace_node(call.func, target(dst))
+            src.insert(opening + 1, f"{receiver}, " if call.args or call.keywords else receiver)
+            self.targets.add(dst)
+        elif method:
             new_name = dst.rsplit(".", 1)[1]
             end = src.end(call.func)
             if new_name != call.func.attr:
@@ -876,7 +895,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             src.insert(src.start(call), "(v for _, v in ")
             src.insert(src.end(call), ")")
         dst_sig = signature(getattr(entry, to)["signature"]) or ([], None, [], None)
-        dst_positional = dst_sig[0]
+        dst_positional = dst_sig[0][1:] if receiver_first else dst_sig[0]
         dropped = [a.index for a in plan.drop if a.index is not None]
         in_place = True
         kept = []

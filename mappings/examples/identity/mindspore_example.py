@@ -9,7 +9,7 @@ class Example(nn.Cell):
         super().__init__()
         self.fc = nn.Dense(4, 3)
         self.skip = nn.Identity()
-        self.ignored = nn.Identity(54, kwargs=0.1)
+        self.ignored = nn.Identity(54, unused_argument=0.1)
 
     def construct(self, x):
         return self.ignored(self.fc(self.skip(x)))

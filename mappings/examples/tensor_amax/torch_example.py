@@ -1,0 +1,16 @@
+"""t.amax over every axis, one axis (positional, keyword, keepdim) and a tuple."""
+import numpy as np
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.layer(x)
+        return h.amax(1), h.amax(-1, True), h.amax(dim=-1), h.amax(dim=(0, 2), keepdim=True), h.amax()
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]

@@ -1,0 +1,17 @@
+"""t.index_select along a positive and a negative axis and by keyword."""
+import numpy as np
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.layer(x)
+        i = h.argmax(1)[0, :2]
+        return h.index_select(1, i), h.index_select(-1, i), h.index_select(dim=2, index=i)
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]

@@ -1,0 +1,16 @@
+"""t.lt against a tensor and a number (positional and keyword); the bools scale a float tensor."""
+import numpy as np
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.layer(x)
+        return h * h.lt(0), h * h.lt(x), h * h.lt(other=0.25)
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]

@@ -1,0 +1,17 @@
+"""t.tolist(): values read from nested lists scale the output."""
+import numpy as np
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.layer(x)
+        s = h.sum(-1).tolist()
+        return h * s[1][2] + h[0, 0, 0].tolist()
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]

@@ -1,0 +1,16 @@
+"""t.triu of a batch of matrices with diagonals 0, 1 and -1."""
+import numpy as np
+from torch import nn
+
+
+class Example(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.layer(x)
+        return h.triu(), h.triu(1), h.triu(diagonal=-1)
+
+
+INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]
