@@ -215,3 +215,28 @@ def test_tensor_to_refuses_what_is_no_dtype_tensor_or_device():
         tensor_to(x, mindspore.float16, dtype=mindspore.float64)
     with pytest.raises(TypeError, match="unexpected keyword pin_memory"):
         tensor_to(x, pin_memory=True)
+
+
+def test_a_runtime_name_the_file_binds_is_called_by_its_module_path():
+    """Translated code calls recompat.runtime's functions by their bare names, but where the file binds the same
+    name to something of its own (a parameter called roll, a function called assign) the call would reach that:
+    there it is written recompat.runtime.roll, and the translated code computes what torch's does."""
+    import mindspore
+    import torch
+
+    from conftest import translate_model
+
+    code = ("import torch\n\n\ndef f(x, roll):\n    return torch.roll(x, roll, 0)\n\n\n"
+            "def assign(a, b):\n    return None\n\n\n"
+            "def g(w):\n    w.mul_(2)\n    return w, torch.roll(w, 1, 0)\n")
+    out, _ = translate_model(code)
+    assert "recompat.runtime.roll(x, roll, 0)" in out and "recompat.runtime.assign(w, w.mul(2))" in out, out
+    assert "import recompat.runtime" in out and "from recompat.runtime import" not in out, out
+    space = {}
+    exec(out, space)
+    values = np.arange(6, dtype=np.float32)
+    np.testing.assert_array_equal(space["f"](mindspore.Tensor(values), 2).asnumpy(),
+                                  torch.roll(torch.tensor(values), 2, 0).numpy())
+    w, rolled = space["g"](mindspore.Tensor(values))
+    np.testing.assert_array_equal(w.asnumpy(), values * 2)
+    np.testing.assert_array_equal(rolled.asnumpy(), np.roll(values * 2, 1))

@@ -46,6 +46,11 @@ def target(qual: str) -> str:
     return f"\x00{qual}\x00"
 
 
+def runtime(name: str) -> str:
+    """A function or class of recompat.runtime, spelled later (bare, or qualified where the file binds its name)."""
+    return target(f"{RUNTIME_MODULE}.{name}")
+
+
 @functools.lru_cache(maxsize=None)
 def signature(text: str) -> tuple[list[str], str | None, list[str], str | None] | None:
     """(positional names, *name, keyword-only names, **name) of a recorded signature; None when unparsable."""
@@ -450,8 +455,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self.src.replace(end - len(attr), end, new)
             self.diag(site, "RC315", receiver=name, old=attr, new=new, classes=classes)
         elif load and (places is None or None not in places):
-            self.src.replace_node(node, f"{RUNTIME_LAYER_TENSOR}({name}, {attr!r})")
-            self.runtime_names.add(RUNTIME_LAYER_TENSOR)
+            self.src.replace_node(node, f"{runtime(RUNTIME_LAYER_TENSOR)}({name}, {attr!r})")
             self.diag(site, "RC316", receiver=name, old=attr, classes=classes, runtime=RUNTIME_LAYER_TENSOR,
                       places="decided by the class it has when it runs" if places is None
                       else "at " + " or ".join(sorted(places)))
@@ -548,8 +552,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def _adapter(self, entry: Entry) -> str:
         """torch_signature(<the MindSpore class>, '<the torch class>'): the class, made with torch's arguments
         (recompat.runtime)."""
-        self.runtime_names.add(RUNTIME_ADAPTER)
-        return f"{RUNTIME_ADAPTER}({target(entry.names(self.to)[0])}, {entry.names(self.frm)[0]!r})"
+        return f"{runtime(RUNTIME_ADAPTER)}({target(entry.names(self.to)[0])}, {entry.names(self.frm)[0]!r})"
 
     @functools.cached_property
     def _type_positions(self) -> set[int]:
@@ -605,9 +608,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self._call(call, entry, entry.names(self.frm)[0], None, method=True)
             return True
         # another method there: recompat.runtime's function, the receiver first, then the source method's arguments
-        self.src.replace_node(call.func, special["runtime"])
+        self.src.replace_node(call.func, runtime(special["runtime"]))
         self.src.insert(self.src.end(call.func) + 1, f"{text}, " if call.args or call.keywords else text)
-        self.runtime_names.add(special["runtime"])
         self.diag(self.site(call.func, entry.names(self.frm)[0]), "RC314", api=entry.names(self.frm)[0],
                   receiver=text, what=what, runtime=special["runtime"], why=special["why"])
         return True
@@ -865,8 +867,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             held = call.func.value
             receiver = src.peek_node(held.value if isinstance(held, ast.Attribute) and held.attr == "data" else held)
             self._apply(call, replace(entry, form=None), plan, method)   # the out-of-place call
-            src.replace_node(call, f"{RUNTIME_ASSIGN}({receiver}, {src.render_node(call)})")
-            self.runtime_names.add(RUNTIME_ASSIGN)
+            src.replace_node(call, f"{runtime(RUNTIME_ASSIGN)}({receiver}, {src.render_node(call)})")
             return
         dst = entry.names(to)[0]
         receiver_first = method and entry.rule == "tensor_method" \
@@ -957,9 +958,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         rest += [f"{k}={self._targets_in(v)}" for k, v in plan.values.items()]
         self.withdraw([a.node for a in plan.drop])
         dst = entry.names(self.to)[0]
-        self.src.replace_node(call, f"{RUNTIME_INITIALIZED}({text}, {target(dst)}({', '.join(rest)}))")
+        self.src.replace_node(call, f"{runtime(RUNTIME_INITIALIZED)}({text}, {target(dst)}({', '.join(rest)}))")
         self.targets.add(dst)
-        self.runtime_names.add(RUNTIME_INITIALIZED)
 
     def _tensor_to_fill(self, call: ast.Call, entry: Entry, method: bool = False) -> ast.AST | None:
         """The tensor an initializer fills (a method's receiver, or the argument given by position or keyword): t
@@ -1065,8 +1065,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         def name(m):
             qual = m.group(1)
             if qual.startswith(RUNTIME_MODULE + "."):     # recompat's own counterpart (UniformBetween)
-                self.runtime_names.add(qual[len(RUNTIME_MODULE) + 1:])
-                return qual[len(RUNTIME_MODULE) + 1:]
+                bare = qual[len(RUNTIME_MODULE) + 1:]
+                if bare in taken:                          # the file binds the name to something else
+                    imports.add(f"import {RUNTIME_MODULE}")
+                    return qual
+                self.runtime_names.add(bare)
+                return bare
             for s in self.m.frameworks[self.to].spellings:
                 if qual.startswith(s.prefix) and (s.name == root or s.name not in taken):
                     imports.add(s.statement)
