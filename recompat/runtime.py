@@ -24,6 +24,9 @@ has no CPU kernel in 2.10).
 ``roll(input, shifts, dims)`` is torch.roll from slices (MindSpore 2.10's Roll has no CPU kernel), and
 ``layer_norm(input, normalized_shape, ...)`` torch's F.layer_norm from means (its LayerNormExt has none either).
 
+``scaled_dot_product_attention(query, key, value, ...)`` is torch's F.scaled_dot_product_attention from matmuls
+and a softmax (MindSpore 2.10 has none that runs on CPU).
+
 ``tensor_to(tensor, ...)`` is torch's ``tensor.to(...)``: a cast where a dtype is given, nothing for a device.
 
 ``ModuleDict`` is torch's ModuleDict as a Cell (MindSpore's CellDict refuses containers as values).
@@ -40,7 +43,7 @@ import string
 import warnings
 
 __all__ = ["add_child", "assign", "einsum", "initialized", "layer_norm", "layer_tensor", "ModuleDict", "no_grad",
-           "roll", "tensor_to", "torch_signature", "UniformBetween"]
+           "roll", "scaled_dot_product_attention", "tensor_to", "torch_signature", "UniformBetween"]
 
 
 def __getattr__(name: str):
@@ -341,6 +344,39 @@ def tensor_to(tensor, *args, **kwargs):
     if wanted and wanted != {tensor.dtype}:
         return tensor.astype(wanted.pop())
     return tensor.copy() if copy else tensor
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """torch.nn.functional.scaled_dot_product_attention on MindSpore tensors, as torch defines it: softmax(query @
+    key^T * scale + mask) @ value, with scale 1/sqrt(the last axis of query) unless given; a bool ``attn_mask`` keeps
+    where it is True, another is added; ``is_causal`` keeps a query from the keys after it (the mask's upper right
+    corner, as torch's); ``enable_gqa`` shares each key and value head among query heads; dropout of probability
+    ``dropout_p`` on the attention weights, in training and evaluation alike, as torch's. From matmuls and a softmax:
+    MindSpore 2.10 has no such function that runs on CPU."""
+    import math
+
+    import mindspore
+    from mindspore import ops
+
+    if is_causal and attn_mask is not None:
+        raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal=True, not both (as torch)")
+    if enable_gqa and key.shape[-3] != query.shape[-3]:
+        key = ops.repeat_interleave(key, query.shape[-3] // key.shape[-3], -3)
+        value = ops.repeat_interleave(value, query.shape[-3] // value.shape[-3], -3)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = ops.matmul(query, key.swapaxes(-2, -1)) * scale
+    if is_causal:
+        attn_mask = ops.tril(ops.ones((query.shape[-2], key.shape[-2]), mindspore.bool_))
+    if attn_mask is not None:
+        if attn_mask.dtype == mindspore.bool_:
+            scores = scores.masked_fill(ops.logical_not(attn_mask), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = ops.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = ops.dropout(weights, p=dropout_p)
+    return ops.matmul(weights, value)
 
 
 def roll(input, shifts, dims=None):  # noqa: A002 - torch's parameter names

@@ -240,3 +240,25 @@ def test_a_runtime_name_the_file_binds_is_called_by_its_module_path():
     w, rolled = space["g"](mindspore.Tensor(values))
     np.testing.assert_array_equal(w.asnumpy(), values * 2)
     np.testing.assert_array_equal(rolled.asnumpy(), np.roll(values * 2, 1))
+
+
+def test_scaled_dot_product_attention_shares_heads_and_refuses_two_masks_as_torchs():
+    """The paired example (mappings/examples/f_scaled_dot_product_attention) proves the masks, is_causal and scale
+    with gradients; here the grouped-query form against torch, and torch's refusal of a mask with is_causal."""
+    import mindspore
+    import torch
+
+    from recompat.runtime import scaled_dot_product_attention
+
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((2, 4, 5, 8)).astype(np.float32)
+    kv = rng.standard_normal((2, 2, 5, 8)).astype(np.float32)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        torch.tensor(q), torch.tensor(kv), torch.tensor(kv), enable_gqa=True)
+    got = scaled_dot_product_attention(mindspore.Tensor(q), mindspore.Tensor(kv), mindspore.Tensor(kv),
+                                       enable_gqa=True)
+    np.testing.assert_allclose(got.asnumpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+    mask = mindspore.Tensor(np.ones((5, 5), bool))
+    with pytest.raises(ValueError, match="not both"):
+        scaled_dot_product_attention(mindspore.Tensor(q), mindspore.Tensor(q), mindspore.Tensor(q), attn_mask=mask,
+                                     is_causal=True)
