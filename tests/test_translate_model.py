@@ -417,6 +417,30 @@ def test_a_value_passed_to_torch_is_not_wrapped():
     assert codes == ["RC305"] and "renamed or converted parameters" in r.sites[0].diagnostics[0].message
 
 
+def test_a_class_or_function_the_file_defines_is_no_layer_nor_tensor_receiver():
+    """`_Pull.add_module(...)` on a class the file defines (an autograd.Function's apply, in real code) and
+    `helper.view(...)` on a function are calls on those objects, not on a layer or a tensor: passed over as code
+    of the file's own, where they were taken for a layer's or a tensor's methods."""
+    out, codes, r = tx(HEADER + """\
+        class Pull:
+            pass
+
+
+        def helper():
+            pass
+
+
+        def f(x, m):
+            Pull.add_module("a", x)
+            m.add_module("b", x)
+            return helper.view(2), x.view(2)
+        """)
+    assert 'Pull.add_module("a", x)' in out and 'add_child(m, "b", x)' in out
+    assert "helper.view(2)" in out
+    assert sorted(s.api for s in r.sites if "view" in s.api or "add_module" in s.api) == [
+        "torch.Tensor.view", "torch.nn.Module.add_module"]
+
+
 # ----- the model base class's methods called on the model itself
 
 def test_a_model_method_called_on_itself_is_a_site():

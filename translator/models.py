@@ -676,9 +676,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.diag(self.site(attr, entry.names(self.frm)[0]), "RC300", source=f".{attr.attr}", target=f".{new}")
 
     def _plainly_no_value(self, node: ast.AST) -> bool:
-        """A receiver no tensor or layer method is called on: outside a function, a literal, self, cls, a module."""
+        """A receiver no tensor or layer method is called on: outside a function, a literal, self, cls, a module,
+        a class or function the file defines (`_GridPull.apply(...)`: an autograd.Function's)."""
         return self.func is None or isinstance(node, _LITERAL_RECEIVERS) or (isinstance(node, ast.Name) and (
-            node.id in ("self", "cls") or self.scope.qualname(node.id) is not None))
+            node.id in ("self", "cls") or self.scope.qualname(node.id) is not None
+            or (found := self.scope.lookup(node.id)) is not None
+            and found.kinds.get(node.id) in (names.CLASS, names.FUNCTION)))
 
     def _tensor_receiver(self, node: ast.AST) -> bool:
         """`x.view(...)`: taken for a tensor unless it is plainly something else (a module, self, a Cell

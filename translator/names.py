@@ -22,7 +22,7 @@ def containers() -> frozenset[str]:
     return mappings.default().containers
 
 
-CELL, CONTAINER, FUNCTION, UNKNOWN = "cell", "container", "function", "unknown"
+CELL, CONTAINER, FUNCTION, CLASS, UNKNOWN = "cell", "container", "function", "class", "unknown"
 
 
 def import_bindings(stmt: ast.stmt) -> list[tuple[str, str | None, ast.alias]]:
@@ -200,7 +200,7 @@ class Scope:
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.bind(child.name, FUNCTION)
             elif isinstance(child, ast.ClassDef):
-                self.bind(child.name, UNKNOWN)
+                self.bind(child.name, CLASS)
             elif isinstance(child, ast.Assign):
                 kind = value_kind(child.value, self._kinds)
                 for t in child.targets:
