@@ -27,6 +27,9 @@ has no CPU kernel in 2.10).
 ``scaled_dot_product_attention(query, key, value, ...)`` is torch's F.scaled_dot_product_attention from matmuls
 and a softmax (MindSpore 2.10 has none that runs on CPU).
 
+``logsigmoid(input)`` is torch's F.logsigmoid for every float (MindSpore's gives -inf and NaN gradients below
+about -88.5 in float32).
+
 ``tensor_to(tensor, ...)`` is torch's ``tensor.to(...)``: a cast where a dtype is given, nothing for a device.
 
 ``ModuleDict`` is torch's ModuleDict as a Cell (MindSpore's CellDict refuses containers as values).
@@ -42,8 +45,8 @@ import inspect
 import string
 import warnings
 
-__all__ = ["add_child", "assign", "einsum", "initialized", "layer_norm", "layer_tensor", "ModuleDict", "no_grad",
-           "roll", "scaled_dot_product_attention", "tensor_to", "torch_signature", "UniformBetween"]
+__all__ = ["add_child", "assign", "einsum", "initialized", "layer_norm", "layer_tensor", "logsigmoid", "ModuleDict",
+           "no_grad", "roll", "scaled_dot_product_attention", "tensor_to", "torch_signature", "UniformBetween"]
 
 
 def __getattr__(name: str):
@@ -377,6 +380,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = ops.dropout(weights, p=dropout_p)
     return ops.matmul(weights, value)
+
+
+def logsigmoid(input):  # noqa: A002 - torch's parameter name
+    """torch.nn.functional.logsigmoid on a MindSpore tensor, computed as min(x, 0) - log1p(exp(-|x|)), which holds
+    for every float: MindSpore 2.10's ops.logsigmoid gives -inf and a NaN gradient below about -88.5 in float32
+    and 0 above about 17 (tests/test_runtime.py)."""
+    from mindspore import ops
+
+    return ops.minimum(input, 0.0) - ops.log1p(ops.exp(-ops.abs(input)))
 
 
 def roll(input, shifts, dims=None):  # noqa: A002 - torch's parameter names

@@ -262,3 +262,22 @@ def test_scaled_dot_product_attention_shares_heads_and_refuses_two_masks_as_torc
     with pytest.raises(ValueError, match="not both"):
         scaled_dot_product_attention(mindspore.Tensor(q), mindspore.Tensor(q), mindspore.Tensor(q), attn_mask=mask,
                                      is_causal=True)
+
+
+def test_logsigmoid_holds_where_mindsporess_own_gives_inf():
+    """F.logsigmoid translates to recompat.runtime.logsigmoid: torch's values and gradients far out too, where
+    MindSpore 2.10's ops.logsigmoid gives -inf and a NaN gradient (pinned here, so a fixed release shows up)."""
+    import mindspore
+    import torch
+
+    from recompat.runtime import logsigmoid
+
+    x = np.array([-100.0, -90.0, -20.0, -1.0, 0.0, 1.0, 20.0], np.float32)
+    t = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.logsigmoid(t).sum().backward()
+    got = logsigmoid(mindspore.Tensor(x)).asnumpy()
+    grad = mindspore.grad(lambda a: logsigmoid(a).sum())(mindspore.Tensor(x)).asnumpy()
+    np.testing.assert_allclose(got, torch.nn.functional.logsigmoid(torch.tensor(x)).numpy(), rtol=2e-6, atol=1e-8)
+    np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-5, atol=1e-8)
+    own = mindspore.ops.logsigmoid(mindspore.Tensor(x[:1])).asnumpy()
+    assert np.isneginf(own[0]), own
