@@ -64,6 +64,15 @@ NETWORKS = {
     "VNet": ("VNet", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 32, 32)),
     "ViTAutoEnc": ("ViTAutoEnc", dict(in_channels=1, img_size=(16, 16), patch_size=(4, 4), hidden_size=32,
                                       mlp_dim=64, num_layers=2, num_heads=4, spatial_dims=2), (2, 1, 16, 16)),
+    "RegUNet": ("RegUNet", dict(spatial_dims=2, in_channels=1, num_channel_initial=4, depth=2, out_channels=2),
+                (2, 1, 16, 16)),
+    # Critic(Classifier(Regressor)), Regressor from another file: a model only the tree tells about
+    "Critic": ("Critic", dict(in_shape=(1, 16, 16), channels=(4, 8), strides=(2, 2)), (2, 1, 16, 16)),
+    "DenseNet169": ("DenseNet169", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 64, 64)),
+    "SEResNet50": ("SEResNet50", dict(spatial_dims=2, in_channels=1, num_classes=2, layers=(1, 1, 1, 1)),
+                   (2, 1, 64, 64)),
+    "SegResNetVAE": ("SegResNetVAE", dict(input_image_size=(16, 16), spatial_dims=2, init_filters=8, in_channels=1,
+                                          out_channels=2, blocks_down=(1, 1), blocks_up=(1,)), (2, 1, 16, 16)),
 }
 
 

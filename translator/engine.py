@@ -10,6 +10,7 @@ Stable order: files are processed and reported in sorted path order whatever ``j
 """
 from __future__ import annotations
 
+import ast
 import difflib
 import errno
 import fnmatch
@@ -25,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Callable, Iterable, Iterator
 
 from recompat._files import write_atomic
+from recompat.translator import names, project
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
 from recompat.translator.translate import DIRECTIONS as TARGETS
@@ -195,8 +197,9 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
 # Per file (runs in worker processes when jobs > 1)
 
 
-# What a worker gets for one file: path, bytes, to, (style, scope), holders (see _translate_all).
-_Item = tuple[str, bytes, str, tuple[str, str], tuple[str, ...]]
+# What a worker gets for one file: path, bytes, to, (style, scope), holders, model classes of the tree (see
+# _translate_all).
+_Item = tuple[str, bytes, str, tuple[str, str], tuple[str, ...], frozenset[str]]
 
 
 def _translate_one(item: _Item) -> FileResult:
@@ -213,7 +216,7 @@ def _translate_one(item: _Item) -> FileResult:
 
 
 def _translate_file(item: _Item) -> FileResult:
-    path, data, to, (style, scope), holders = item
+    path, data, to, (style, scope), holders, models = item
     nul = data.find(b"\0")
     if nul >= 0:   # Python refuses NUL bytes in source; name the line rather than a parser message without one
         line = data.count(b"\n", 0, nul) + 1
@@ -221,7 +224,7 @@ def _translate_file(item: _Item) -> FileResult:
                                       "file, or one saved as UTF-16?) — save it as UTF-8 text, or --exclude it")
     try:
         return translate_bytes(data, path, to=to, style=style, holders=holders, scope=scope,
-                               package=_package_of(path))
+                               package=_package_of(path), models=models)
     except TranslateError as exc:
         return FileResult(path, error=str(exc))
     except RecursionError:
@@ -316,7 +319,7 @@ def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: 
         known |= found
         needles = [h.encode() for h in sorted(known)]
         holders = tuple(sorted(known))
-        items = [(p, d, to, style, holders) for p, d, _, _, _ in todo if any(n in d for n in needles)]
+        items = [(p, d, to, style, holders, m) for p, d, _, _, _, m in todo if any(n in d for n in needles)]
         for e in list(others):
             try:
                 with open(e.abspath, "rb") as f:
@@ -326,10 +329,46 @@ def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: 
             if any(n in data for n in needles):
                 others.remove(e)
                 originals[e.display] = data
-                todo.append((e.display, data, to, style, ()))
-                items.append((e.display, data, to, style, holders))
+                todo.append((e.display, data, to, style, (), frozenset()))
+                items.append((e.display, data, to, style, holders, frozenset()))
         out.more(sum(lines_of[i[0]] for i in items))
+    if style[1] == "model":
+        _with_model_classes(todo, others, jobs, results, lines_of, out, tuple(sorted(known)))
     return len(todo)
+
+
+def _with_model_classes(todo: list[_Item], others: list[_Entry], jobs: int, results: dict[str, FileResult],
+                        lines_of: dict[str, int], out: "_Out", holders: tuple[str, ...]) -> None:
+    """--scope model: a class may derive from a model class of another file of the tree (MONAI's Critic, through
+    Classifier, from regressor.py's Regressor). The model classes of the whole tree are worked out from what each
+    module defines and imports (translator/project.py: the translated files report it, the others are read for
+    it), and the files with a class deriving from one are translated again, knowing them."""
+    from recompat import mappings
+
+    to = todo[0][2] if todo else ""
+    frm = "torch" if to == "mindspore" else "mindspore"
+    facts = {}
+    for item in todo:
+        module = project.module_name(item[0], _package_of(item[0]))
+        if module is not None and results[item[0]].facts is not None:
+            facts[module] = results[item[0]].facts
+    for e in others:   # files without the source framework's name: re-exports, base classes of their own
+        module = project.module_name(e.display, _package_of(e.display))
+        if module is None:
+            continue
+        try:
+            with open(e.abspath, "rb") as f:
+                tree = names.resolve_relative_imports(ast.parse(f.read()), _package_of(e.display))
+        except (OSError, SyntaxError, ValueError):
+            continue    # its own result says what is wrong with it, if anything
+        facts[module] = project.module_facts(tree, module)
+    fw = mappings.default().frameworks[frm]
+    models = project.model_classes(facts, fw.model_bases, fw.layer_modules)
+    items = [(*item[:4], holders, models) for item in todo
+             if (f := results[item[0]].facts) is not None and project.foreign_bases(f, frm) & models]
+    out.more(sum(lines_of[i[0]] for i in items))
+    for item, r in zip(items, _results(items, jobs, lambda k: out.tick(lines_of[items[k][0]]))):
+        results[item[0]] = r
 
 
 # --------------------------------------------------------------------------------------------
@@ -542,7 +581,7 @@ def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, 
         summary.lines += n_lines
         if trigger.search(data):
             originals[e.display] = data
-            todo.append((e.display, data, opts.to, (opts.style, opts.scope), ()))
+            todo.append((e.display, data, opts.to, (opts.style, opts.scope), (), frozenset()))
         else:
             results[e.display] = FileResult(e.display)
             others.append(e)

@@ -81,9 +81,11 @@ class _Manual(Exception):
 
 
 class ModelTranslator(SiteLog, names.ScopedWalker):
-    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, to: str):
+    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, to: str,
+                 models: frozenset[str] = frozenset()):
         super().__init__()
         self.src, self.tree, self.m, self.to = src, tree, mappings, to
+        self.models = models   # model classes of other files of the tree, by qualified name (translator/project.py)
         self.frm = OTHER[to]
         self.table = mappings.model_scope[self.frm]
         # entries used as `x.<name>`, by name: one name may be a model's method and a tensor method
@@ -178,7 +180,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return True
         qual, _ = self.qualname(base)
         fw = self.m.frameworks[self.frm]   # the model base class, or a layer class (frameworks.yaml)
-        return qual is not None and (qual in fw.model_bases or (
+        return qual is not None and (qual in fw.model_bases or qual in self.models or (
             qual.startswith(fw.layer_modules) and qual.rsplit(".", 1)[1][:1].isupper()))
 
     @RULES.register("method_name", on="def")

@@ -53,6 +53,7 @@ class FileResult:
     notes: list[Diagnostic] = field(default_factory=list)  # file-level, not tied to one site
     error: str | None = None        # why the file could not be processed
     holders: list[str] = field(default_factory=list)  # attributes this file assigns torch's checkpoint to
+    facts: dict | None = None       # --scope model: the module's classes and imports (translator/project.py)
 
     def to_dict(self) -> dict:
         return {

@@ -7,7 +7,7 @@ import warnings
 
 from recompat import mappings as _mappings
 from recompat.constants import DIRECTIONS, SCOPES, STYLES   # defined there: `recompat --help` offers them too
-from recompat.translator import names
+from recompat.translator import names, project
 from recompat.translator.results import Diagnostic, FileResult, Site, TranslateError
 from recompat.translator.source import Source
 
@@ -22,7 +22,7 @@ __all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateErro
 
 def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function",
                     holders=(), scope: str = "checkpoint", mappings: _mappings.Mappings | None = None,
-                    package: str | None = None) -> FileResult:
+                    package: str | None = None, models: frozenset[str] = frozenset()) -> FileResult:
     """Translate one file's bytes. Pure: no I/O. Raises TranslateError for a file it cannot read.
 
     `holders`: attribute names that other files assign torch's checkpoint to (see FileResult.holders);
@@ -30,7 +30,9 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     `scope`: "model" also translates the core API set (translator/models.py), after the checkpoint sites.
     `mappings`: the data to translate with (default: the mappings shipped with recompat).
     `package`: the dotted package the file belongs to (`deepspeed.runtime.pipe`), so that its relative imports
-    resolve; None when it is not known."""
+    resolve; None when it is not known.
+    `models`: qualified names of model classes (Modules, Cells) of other files of the tree (translator/project.py):
+    a class deriving from one is a model too."""
     if to not in DIRECTIONS:
         raise ValueError(f"unknown target {to!r}: choose one of {', '.join(DIRECTIONS)}")
     if style not in STYLES:
@@ -40,7 +42,7 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     m = mappings or _mappings.default()
     result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m)
     if scope == "model" and MODEL_TRIGGERS[to].search(result.new_data or data):
-        _whole_model(data, path, package, to, result, m, origin, tree if result.new_data is None else None)
+        _whole_model(data, path, package, to, result, m, origin, tree if result.new_data is None else None, models)
     return result
 
 
@@ -84,7 +86,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m,
 
 
 def _whole_model(data: bytes, path: str, package: str | None, to: str, result: FileResult, m, origin: Origin,
-                 tree: ast.Module | None) -> None:
+                 tree: ast.Module | None, models: frozenset[str]) -> None:
     """The core API set, on the checkpoint pass's output; `data` is the original file, `origin` maps the lines of
     that output to it (the sites report lines of the user's file); `tree`: the file's tree where the checkpoint
     pass parsed it and changed nothing (the passes never change a tree)."""
@@ -93,7 +95,10 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     current = result.new_data or data
     src = Source(current, path, package)
     tree = tree or src.parse()
-    tx = ModelTranslator(src, tree, m, to)
+    module = project.module_name(path, package)
+    if module is not None:
+        result.facts = project.module_facts(tree, module)
+    tx = ModelTranslator(src, tree, m, to, models)
     sites = tx.run()    # after run(): a site found in code the translation removed is withdrawn
     origin.remap(sites)
     result.sites += sites
