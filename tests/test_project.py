@@ -107,6 +107,7 @@ def test_model_classes_follow_re_exports_and_stop_at_cycles():
     }
     models = project.model_classes(facts, ("torch.nn.Module",), ("torch.nn.",))
     assert {"a.A", "b.B", "c.A"} <= models and not {"a.Loop", "a.Loop2", "c.X"} & models
-    assert project.foreign_bases(facts["b"], "torch") == {"c.A"}
+    assert project.missed_models(facts["b"], models) == {"b.B"}
+    assert project.missed_models({**facts["b"], "models": ["b.B"]}, models) == set()
     assert project.module_name("x/pkg/__init__.py", "pkg") == "pkg"
     assert project.module_name("x/pkg/m.py", "pkg") == "pkg.m" and project.module_name("m.py", None) is None

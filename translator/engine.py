@@ -342,7 +342,8 @@ def _with_model_classes(todo: list[_Item], others: list[_Entry], jobs: int, resu
     """--scope model: a class may derive from a model class of another file of the tree (MONAI's Critic, through
     Classifier, from regressor.py's Regressor). The model classes of the whole tree are worked out from what each
     module defines and imports (translator/project.py: the translated files report it, the others are read for
-    it), and the files with a class deriving from one are translated again, knowing them."""
+    it), and the files with a class deriving from one that their translation did not take for a model are
+    translated again, knowing them."""
     from recompat import mappings
 
     to = todo[0][2] if todo else ""
@@ -365,7 +366,7 @@ def _with_model_classes(todo: list[_Item], others: list[_Entry], jobs: int, resu
     fw = mappings.default().frameworks[frm]
     models = project.model_classes(facts, fw.model_bases, fw.layer_modules)
     items = [(*item[:4], holders, models) for item in todo
-             if (f := results[item[0]].facts) is not None and project.foreign_bases(f, frm) & models]
+             if (f := results[item[0]].facts) is not None and project.missed_models(f, models)]
     out.more(sum(lines_of[i[0]] for i in items))
     for item, r in zip(items, _results(items, jobs, lambda k: out.tick(lines_of[items[k][0]]))):
         results[item[0]] = r

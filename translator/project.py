@@ -6,7 +6,8 @@ often through a package's `__init__.py`). The model pass renames `forward` only 
 such a class kept `forward` and MindSpore ran the base class's `construct` instead. The engine collects each
 module's top-level classes with their bases and its module-level import bindings (`module_facts`: the model pass
 reports them, files it does not translate are read for them), works out which classes of the tree are models
-(`model_classes`), and translates again, with those names, the files whose classes derive from one.
+(`model_classes`), and translates again, with those names, the files with a class that derives from one and
+that their translation did not take for a model (`missed_models`).
 """
 from __future__ import annotations
 
@@ -81,9 +82,8 @@ def model_classes(facts: dict[str, dict], model_bases: tuple[str, ...],
     return frozenset(models | {name for name in aliases if resolved(name) in models})
 
 
-def foreign_bases(facts: dict, frm: str) -> set[str]:
-    """The bases of a module's classes that are neither the source framework's (`frm`) nor the module's own: what
-    only the other files of the tree can tell about."""
-    own = set(facts["classes"])
-    return {b for bases in facts["classes"].values() for b in bases
-            if b not in own and b != frm and not b.startswith(frm + ".")}
+def missed_models(facts: dict, models: frozenset[str]) -> set[str]:
+    """The classes of a module that derive from one of the tree's `models` but that its translation did not take for
+    models (`facts["models"]`: those it did): what translating it again with the tree's model classes changes."""
+    taken = set(facts.get("models", ()))
+    return {cls for cls, bases in facts["classes"].items() if cls not in taken and any(b in models for b in bases)}

@@ -100,6 +100,8 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
         result.facts = project.module_facts(tree, module)
     tx = ModelTranslator(src, tree, m, to, models)
     sites = tx.run()    # after run(): a site found in code the translation removed is withdrawn
+    if result.facts is not None:
+        result.facts["models"] = sorted(f"{module}.{name}" for name in tx.model_classes)
     origin.remap(sites)
     result.sites += sites
     if not src.edited:
