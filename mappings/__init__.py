@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import recompat
+from recompat.constants import OTHER
 
 HERE = Path(__file__).parent
 CORE_RULES = ("api_class", "api_function", "api_value", "tensor_method", "tensor_attribute",   # the core API set's rules
@@ -183,6 +184,12 @@ class Framework:
     def containers(self) -> frozenset[str]:
         return self.sequences | self.mappings
 
+    def is_model_class(self, qual: str) -> bool:
+        """Whether a qualified name is its model base class or a layer class (a capitalised name of a layer
+        module): what a model class derives from."""
+        return qual in self.model_bases or (qual.startswith(self.layer_modules)
+                                            and qual.rsplit(".", 1)[1][:1].isupper())
+
 
 @dataclass(frozen=True)
 class ReportedApi:
@@ -318,8 +325,7 @@ class Mappings:
 
     def own_tensor_methods(self, side: str) -> frozenset[str]:
         """The methods of `side`'s Tensor that the other framework's Tensor lacks (frameworks.yaml)."""
-        other = "mindspore" if side == "torch" else "torch"
-        return self.frameworks[side].tensor_methods - self.frameworks[other].tensor_methods
+        return self.frameworks[side].tensor_methods - self.frameworks[OTHER[side]].tensor_methods
 
     @functools.cached_property
     def shared_tensor_methods(self) -> frozenset[str]:

@@ -9,6 +9,7 @@ Makefile's).
 
 # --- translation (recompat.translator.translate checks them; `recompat translate` offers them)
 DIRECTIONS = ("mindspore", "torch")   # --to: the framework translated into
+OTHER = {"mindspore": "torch", "torch": "mindspore"}   # each framework's other one (translated into -> from)
 STYLES = ("function", "cell")        # how a torch checkpoint site is written in MindSpore
 SCOPES = ("checkpoint", "model")     # checkpoint sites only, or whole model files (the core API set too)
 

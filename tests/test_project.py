@@ -99,13 +99,15 @@ def test_workers_give_what_one_process_gives(tmp_path, jobs):
 
 
 def test_model_classes_follow_re_exports_and_stop_at_cycles():
+    from recompat import mappings
+
     facts = {
-        "a": {"classes": {"a.A": ["torch.nn.Module"], "a.Loop": ["a.Loop2"], "a.Loop2": ["a.Loop"]},
+        "a": {"module": "a", "classes": {"a.A": ["torch.nn.Module"], "a.Loop": ["a.Loop2"], "a.Loop2": ["a.Loop"]},
               "bindings": {}},
-        "b": {"classes": {"b.B": ["c.A"]}, "bindings": {}},
-        "c": {"classes": {}, "bindings": {"A": "a.A", "X": "c.Y", "Y": "c.X"}},
+        "b": {"module": "b", "classes": {"b.B": ["c.A"]}, "bindings": {}},
+        "c": {"module": "c", "classes": {}, "bindings": {"A": "a.A", "X": "c.Y", "Y": "c.X"}},
     }
-    models = project.model_classes(facts, ("torch.nn.Module",), ("torch.nn.",))
+    models = project.model_classes(list(facts.values()), mappings.default().frameworks["torch"])
     assert {"a.A", "b.B", "c.A"} <= models and not {"a.Loop", "a.Loop2", "c.X"} & models
     assert project.missed_models(facts["b"], models) == {"b.B"}
     assert project.missed_models({**facts["b"], "models": ["b.B"]}, models) == set()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import math
 
+from recompat.constants import OTHER
 from recompat.mappings import same   # two defaults that mean the same: the data layer's notion, used here
 
 
@@ -189,7 +190,7 @@ def trainable_params(to: str, values: dict, names: dict) -> tuple[dict, str | No
     text = values[source].strip()
     # the argument comes rendered: a layer's parameters() may already be the target's layer method (module_parameters
     # in mappings/nn_modules.yaml: get_parameters), which an optimizer takes as trainable_params() too
-    old = {_PARAMETERS["torch" if to == "mindspore" else "mindspore"], _LAYER_PARAMETERS[to]}
+    old = {_PARAMETERS[OTHER[to]], _LAYER_PARAMETERS[to]}
     new = _PARAMETERS[to]
     try:
         tree = ast.parse(f"(\n{text}\n)", mode="eval")

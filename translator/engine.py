@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Callable, Iterable, Iterator
 
 from recompat._files import write_atomic
+from recompat.constants import OTHER
 from recompat.translator import names, project
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
@@ -332,7 +333,7 @@ def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: 
                 todo.append((e.display, data, to, style, (), frozenset()))
                 items.append((e.display, data, to, style, holders, frozenset()))
         out.more(sum(lines_of[i[0]] for i in items))
-    if style[1] == "model":
+    if todo and style[1] == "model":
         _with_model_classes(todo, others, jobs, results, lines_of, out, tuple(sorted(known)))
     return len(todo)
 
@@ -346,25 +347,19 @@ def _with_model_classes(todo: list[_Item], others: list[_Entry], jobs: int, resu
     translated again, knowing them."""
     from recompat import mappings
 
-    to = todo[0][2] if todo else ""
-    frm = "torch" if to == "mindspore" else "mindspore"
-    facts = {}
-    for item in todo:
-        module = project.module_name(item[0], _package_of(item[0]))
-        if module is not None and results[item[0]].facts is not None:
-            facts[module] = results[item[0]].facts
+    facts = [results[item[0]].facts for item in todo if results[item[0]].facts is not None]
     for e in others:   # files without the source framework's name: re-exports, base classes of their own
-        module = project.module_name(e.display, _package_of(e.display))
+        package = _package_of(e.display)
+        module = project.module_name(e.display, package)
         if module is None:
             continue
         try:
             with open(e.abspath, "rb") as f:
-                tree = names.resolve_relative_imports(ast.parse(f.read()), _package_of(e.display))
+                tree = names.resolve_relative_imports(ast.parse(f.read()), package)
         except (OSError, SyntaxError, ValueError):
             continue    # its own result says what is wrong with it, if anything
-        facts[module] = project.module_facts(tree, module)
-    fw = mappings.default().frameworks[frm]
-    models = project.model_classes(facts, fw.model_bases, fw.layer_modules)
+        facts.append(project.module_facts(tree, module))
+    models = project.model_classes(facts, mappings.default().frameworks[OTHER[todo[0][2]]])
     items = [(*item[:4], holders, models) for item in todo
              if (f := results[item[0]].facts) is not None and project.missed_models(f, models)]
     out.more(sum(lines_of[i[0]] for i in items))

@@ -15,6 +15,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
+from recompat.constants import OTHER
 from recompat.mappings import MODEL_RULES, TENSOR_FORMS, Entry, Mappings, signature_arguments
 from recompat.translator import convert, edits, names, tree_index
 from recompat.translator.results import Site
@@ -22,7 +23,6 @@ from recompat.translator.rules import Rules
 from recompat.translator.sites import SiteLog
 from recompat.translator.source import Source
 
-OTHER = {"mindspore": "torch", "torch": "mindspore"}
 # The rules of mappings.MODEL_RULES, by kind of use: a call of the API, a reference to it (a base class, an
 # annotation), a method call `x.name(...)` (True when the handler took it), a def of a model's method, an attribute
 # read from a tensor (`x.shape`).
@@ -179,9 +179,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         if isinstance(base, ast.Name) and base.id in self.model_classes:
             return True
         qual, _ = self.qualname(base)
-        fw = self.m.frameworks[self.frm]   # the model base class, or a layer class (frameworks.yaml)
-        return qual is not None and (qual in fw.model_bases or qual in self.models or (
-            qual.startswith(fw.layer_modules) and qual.rsplit(".", 1)[1][:1].isupper()))
+        return qual is not None and (qual in self.models or self.m.frameworks[self.frm].is_model_class(qual))
 
     @RULES.register("method_name", on="def")
     def _rename_def(self, cls: ast.ClassDef, fn: ast.FunctionDef, entry: Entry) -> None:

@@ -53,30 +53,27 @@ def module_facts(tree: ast.Module, module: str, scope: names.Scope | None = None
             for target in stmt.targets:
                 if isinstance(target, ast.Name) and qual is not None:
                     bindings[target.id] = qual
-    return {"classes": classes, "bindings": bindings}
+    return {"module": module, "classes": classes, "bindings": bindings}
 
 
-def model_classes(facts: dict[str, dict], model_bases: tuple[str, ...],
-                  layer_modules: tuple[str, ...]) -> frozenset[str]:
+def model_classes(facts: list[dict], framework) -> frozenset[str]:
     """The qualified names, class and re-exported alike, under which a class of the tree that derives from a model
-    base (or a layer class) of the framework is reached. `facts`: module -> module_facts."""
-    classes = {cls: bases for f in facts.values() for cls, bases in f["classes"].items()}
-    aliases = {f"{module}.{name}": qual for module, f in facts.items() for name, qual in f["bindings"].items()}
+    base (or a layer class) of the framework (a mappings.Framework) is reached. `facts`: module_facts of each
+    module."""
+    classes = {cls: bases for f in facts for cls, bases in f["classes"].items()}
+    aliases = {f"{f['module']}.{name}": qual for f in facts for name, qual in f["bindings"].items()}
 
     def resolved(qual: str, seen=()) -> str:   # a name re-exported by a package, followed to where it is defined
         while qual in aliases and qual not in seen:
             seen, qual = (*seen, qual), aliases[qual]
         return qual
 
-    def framework_model(qual: str) -> bool:
-        return qual in model_bases or (qual.startswith(layer_modules) and qual.rsplit(".", 1)[1][:1].isupper())
-
     models: set[str] = set()
     changed = True
     while changed:   # to a fixpoint: a class is a model once one of its bases is
         changed = False
         for cls, bases in classes.items():
-            if cls not in models and any(framework_model(b) or resolved(b) in models for b in bases):
+            if cls not in models and any(framework.is_model_class(b) or resolved(b) in models for b in bases):
                 models.add(cls)
                 changed = True
     return frozenset(models | {name for name in aliases if resolved(name) in models})

@@ -74,15 +74,15 @@ class TreeIndex:
         return self._merged(types, *self._spans[id(node)])
 
     def _merged(self, types, start: int, end: int) -> list[ast.AST]:
-        runs = []
+        runs = []   # (their places, the nodes) of each type between start and end
         for t in types:
             order = self._order.get(t)
             if order:
                 a, b = bisect.bisect_left(order, start), bisect.bisect_left(order, end)
-                runs.append(list(zip(order[a:b], self._nodes[t][a:b])))
-        if len(runs) == 1:
-            return [node for _, node in runs[0]]
-        return [node for _, node in heapq.merge(*runs, key=lambda pair: pair[0])]
+                runs.append((order[a:b], self._nodes[t][a:b]))
+        if len(runs) <= 1:   # one type: its nodes are in order already
+            return runs[0][1] if runs else []
+        return [node for _, node in heapq.merge(*(zip(*run) for run in runs), key=lambda pair: pair[0])]
 
     def bindings(self, scope: ast.AST) -> list[ast.AST]:
         """The nodes that bind names in a scope (the module, a def or a lambda), in source order."""
