@@ -209,6 +209,23 @@ def test_a_function_level_import_leaves_no_blank_line_opening_the_body():
     assert "def run(f, x):\n    return mindspore.recompute(f, x, use_reentrant=False, early_stop=False)\n" in text
 
 
+def test_a_block_emptied_of_imports_keeps_a_pass():
+    """Both imports of the block go; the second deletion knows of the first, so the block is not left empty."""
+    text, _ = translate("""
+        try:
+            from torch.utils.checkpoint import checkpoint
+            from torch.utils.checkpoint import checkpoint_sequential
+        except ImportError:
+            raise
+
+
+        def run(f, x):
+            return checkpoint(f, x, use_reentrant=False)
+    """)
+    assert "\ntry:\n    pass\nexcept ImportError:\n" in text
+    ast.parse(text)
+
+
 @pytest.mark.parametrize("line, kept", [
     ("import os; from torch.utils.checkpoint import checkpoint", "import os\n"),
     ("from torch.utils.checkpoint import checkpoint; import os", "import os\n"),

@@ -127,7 +127,7 @@ def test_mark_options_on_the_composable_form(mark, expected, expected_codes):
                 self.softmax = ops.Softmax()
                 self.softmax.recompute()
                 self.layers = [self.softmax]
-    """, "calls are not all in sight"),
+    """, "self.softmax is used after the mark other than by calling it"),
     ("""\
         from mindspore import nn
 
@@ -141,17 +141,17 @@ def test_mark_options_on_the_composable_form(mark, expected, expected_codes):
 
         class Net:
             def __init__(self):
-                self.relu = ops.ReLU()
-                self.relu.recompute(False)
-    """, "mode=False"),
+                self.relus = [ops.ReLU().recompute()]
+    """, "statement of its own"),
     ("""\
         from mindspore import ops
 
 
         class Net:
-            def __init__(self):
-                self.relu = ops.ReLU().recompute()
-    """, "statement of its own"),
+            def __init__(self, on):
+                self.relu = ops.ReLU()
+                self.relu.recompute(on)
+    """, "mode=on (only mode=True marks the operator)"),
     ("""\
         from mindspore import nn
 
@@ -433,3 +433,144 @@ def test_a_file_whose_only_recompute_name_is_capitalised_is_read():
            "config = TransformerRecomputeConfig(True)\n")
     result = translate_bytes(src.encode(), "model.py", to="torch")
     assert [d.code for s in result.sites for d in s.diagnostics] == ["RC260", "RC261"]
+
+
+# -- conditions, undoing marks, marks as values -----------------------------------------------------
+
+CONDITIONAL = """\
+    from mindspore import nn
+    from mindspore.ops import operations as P
+
+
+    class Net(nn.Cell):
+        def __init__(self, select=False):
+            super().__init__()
+            self.fc = nn.Dense(4, 4)
+            self.mul = P.Mul()
+            self.mul.shard(((1, 1), (1, 1)))
+            if select:
+                self.fc.recompute()
+                self.mul.recompute()
+
+        def construct(self, x):
+            return self.mul(self.fc(x), x)
+"""
+
+
+def test_a_conditional_mark_stays_conditional():
+    """A mark under `if` must not become checkpointing that runs when the condition is false: the Cell is marked
+    in place and the operator rebound to a checkpointing partial, both under the same `if`; the calls stay."""
+    result, out = to_torch(CONDITIONAL)
+    assert codes(result) == ["RC211", "RC217"]
+    assert ("        if select:\n"
+            "            torch.distributed._composable.checkpoint(self.fc)\n"
+            "            self.mul = functools.partial(torch.utils.checkpoint.checkpoint, self.mul, use_reentrant=False)\n"
+            ) in out
+    assert "        return self.mul(self.fc(x), x)\n" in out
+    assert "import functools\n" in out
+    ast.parse(out)
+    assert to_torch(out)[1] == out
+
+
+def test_an_unconditional_mark_checkpoints_the_calls_in_sight():
+    """Out of the `if`, the calls are checkpointed where they are; a method call on the operator that is a
+    statement of its own (`shard`) calls no operator and does not stop it."""
+    result, out = to_torch(CONDITIONAL.replace("            if select:\n", "").replace(
+        "                self.", "            self."))
+    assert codes(result) == ["RC201", "RC210", "RC214"]
+    assert ("return torch.utils.checkpoint.checkpoint(self.mul, torch.utils.checkpoint.checkpoint(self.fc, x, "
+            "use_reentrant=True), x, use_reentrant=False)") in out
+    assert "recompute" not in out and "functools" not in out
+
+
+def test_an_operator_used_after_the_mark_other_than_by_a_call_stays():
+    code = CONDITIONAL.replace("            return self.mul(", "            self.mul.add_prim_attr('a', 1)\n"
+                                                             "            return self.mul(")
+    result, out = to_torch(code)
+    assert codes(result) == ["RC211", "RC290"]
+    assert "self.mul is used after the mark other than by calling it" in result.sites[1].diagnostics[-1].message
+    assert "            self.mul.recompute()\n" in out
+
+
+@pytest.mark.parametrize("undo, kind", [("recompute(False)", "RC215"), ("recompute(mode=False)", "RC215")])
+def test_undoing_a_mark_is_torchs_default(undo, kind):
+    """`op.recompute(False)` turns recompute off, which is what torch does unasked: the statement goes (a block
+    it empties gets `pass`), a mark used as a value gives its operator; partial, with what differs said."""
+    code = f"""\
+        from mindspore import nn, ops
+
+
+        class Net(nn.Cell):
+            def __init__(self, select=True):
+                super().__init__()
+                self.relu = ops.ReLU()
+                self.nonzero = ops.NonZero().{undo}
+                if select:
+                    self.relu.{undo}
+
+            def construct(self, x):
+                return self.relu(x)
+    """
+    result, out = to_torch(code)
+    assert codes(result) == [kind, kind] and {s.status for s in result.sites} == {"partial"}
+    assert "        self.nonzero = ops.NonZero()\n" in out
+    assert "        if select:\n            pass\n" in out
+    assert "recompute" not in out and "selective policy" in result.sites[0].diagnostics[0].message
+    ast.parse(out)
+
+
+def test_recompute_false_on_a_cell_goes_with_the_reason():
+    result, out = to_torch("""\
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.LayerNorm((4,))
+                self.norm.recompute(False)
+    """)
+    assert codes(result) == ["RC216"] and "raises TypeError" in result.sites[0].diagnostics[0].message
+    assert "recompute" not in out and "pass" not in out
+
+
+def test_an_operator_marked_as_a_value_is_wrapped_where_it_is_made():
+    result, out = to_torch("""\
+        from mindspore import nn
+        from mindspore.ops import operations as P
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.reshape = P.Reshape().recompute(True)
+
+            def construct(self, x):
+                return self.reshape(x, (-1,))
+    """)
+    assert codes(result) == ["RC217"]
+    assert ("self.reshape = functools.partial(torch.utils.checkpoint.checkpoint, P.Reshape(), "
+            "use_reentrant=False)\n") in out
+    ast.parse(out)
+
+
+def test_removing_every_mark_of_a_block_leaves_pass():
+    """Each deleted statement is known to the next deletion: the block's last one becomes `pass`."""
+    result, out = to_torch("""\
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self, use_ckpt):
+                super().__init__()
+                self.a = nn.Dense(4, 4)
+                self.b = nn.Dense(4, 4)
+                for _ in range(1):
+                    self.a.recompute()
+                    self.b.recompute()
+
+            def construct(self, x):
+                return self.b(self.a(x))
+    """)
+    ast.parse(out)
+    assert [s.status for s in result.sites] == ["converted", "converted"]

@@ -166,7 +166,8 @@ def import_text(stmt, aliases) -> str:
 
 
 def delete_statement(src: Source, tree: ast.Module, stmt: ast.stmt) -> None:
-    """Delete a whole statement with its line; `pass` where it was a block's only statement."""
+    """Delete a whole statement with its line; `pass` where it is the last statement of a block to go (the others
+    deleted before it), so no block is left empty."""
     parent_body = next((body for node in ast.walk(tree)
                         for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody"))
                         if isinstance(body, list) and any(s is stmt for s in body)), None)
@@ -176,9 +177,12 @@ def delete_statement(src: Source, tree: ast.Module, stmt: ast.stmt) -> None:
     start, end = src.start(stmt), src.end(stmt)
     after = re.match(r"[ \t]*;[ \t]*", src.text[end:])
     before = src.text[src.line_start(stmt.lineno):start].rstrip(" \t")
-    if parent_body is not None and len(parent_body) == 1 and parent_body is not tree.body:
+    if parent_body is not None and parent_body is not tree.body and all(
+            s is stmt or id(s) in src.deleted for s in parent_body):
         src.replace_node(stmt, "pass")
-    elif whole_line:
+        return
+    src.deleted.add(id(stmt))
+    if whole_line:
         end = src.line_end(stmt.end_lineno)
         if parent_body is not None and parent_body[0] is stmt and parent_body is not tree.body:
             while end < len(src.text) and not src.line(src.lineno(end)).strip():

@@ -312,22 +312,52 @@ class MindSporeToTorch(SiteLog):
     # -- marks -----------------------------------------------------------------------------
 
     def _mark_plans(self) -> dict:
-        """For each `self.attr` marked in __init__ whose every other use in its class is a call: those calls."""
+        """For each `self.attr` marked by a statement of __init__'s own body (not under a condition or in a loop:
+        the calls could not carry it), assigned only in __init__ before the mark, and whose every other use in its
+        class is a call: those calls. A method call that is a statement of its own (`self.attr.shard(...)`) calls
+        no operator and gives nothing away, so it is no use here."""
         plans = {}
         for node, scope, stmt, cls, func in self.marks:
             receiver = node.func.value
             if not (names.is_self_attr(receiver) and cls is not None and func is not None
-                    and func.name == "__init__" and isinstance(stmt, ast.Expr) and stmt.value is node):
+                    and func.name == "__init__" and isinstance(stmt, ast.Expr) and stmt.value is node
+                    and any(s is stmt for s in func.body)):
                 continue
             attr = receiver.attr
+            values = self._assignments(cls, ("self", attr))
+            if (not values or None in values or len(self._assignments(func, ("self", attr))) != len(values)
+                    or any(v.lineno > node.lineno for v in values)):
+                continue
+            configured = {id(s.value.func.value) for s in ast.walk(cls)
+                          if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                          and isinstance(s.value.func, ast.Attribute) and s.value.func.attr not in self.mark_methods}
             uses = [n for n in ast.walk(cls) if names.is_self_attr(n) and n.attr == attr
-                    and isinstance(n.ctx, ast.Load) and n is not receiver]
+                    and isinstance(n.ctx, ast.Load) and n is not receiver and id(n) not in configured]
             parents = {id(c.func): c for c in ast.walk(cls) if isinstance(c, ast.Call)}
             calls = [parents.get(id(u)) for u in uses]
-            if not calls or None in calls or len(self._assignments(cls, ("self", attr))) != 1:
+            if not calls or None in calls:
                 continue
             plans[id(node)] = calls
         return plans
+
+    def _only_called_after(self, target: ast.expr, stmt: ast.stmt, cls, func) -> bool:
+        """Is every use of `target` (`self.attr` in its class, or a name in its function) that may run after
+        `stmt` a call of it? Then rebinding it to a checkpointing wrapper at `stmt` checkpoints every call, and
+        nothing else sees the wrapper."""
+        if names.is_self_attr(target) and cls is not None:
+            owner, same = cls, (lambda n: names.is_self_attr(n) and n.attr == target.attr)
+        elif isinstance(target, ast.Name) and func is not None:
+            owner, same = func, (lambda n: isinstance(n, ast.Name) and n.id == target.id)
+        else:
+            return False
+        called = {id(c.func) for c in ast.walk(owner) if isinstance(c, ast.Call)}
+        in_func = func is not None and (lambda n: func.lineno <= n.lineno <= func.end_lineno)
+        for n in ast.walk(owner):
+            if (same(n) and isinstance(n.ctx, ast.Load) and id(n) not in called
+                    and not (in_func and in_func(n) and n.end_lineno < stmt.lineno)
+                    and not (stmt.lineno <= n.lineno <= stmt.end_lineno)):
+                return False
+        return True
 
     def _mark(self, mark: ast.Call, scope, stmt, cls, func, plans: dict) -> None:
         if not self.uses_mindspore or self._own_method(mark, cls, func):
@@ -346,13 +376,22 @@ class MindSporeToTorch(SiteLog):
             return leave(f"{target} is an operator, and {api} is a Cell's")
         if kind == UNKNOWN:
             return leave(f"this file does not show that {target} is a Cell or an operator")
-        if not (isinstance(stmt, ast.Expr) and stmt.value is mark):
+        if not (isinstance(stmt, ast.Expr) and stmt.value is mark) and self._assigned(mark, stmt) is None:
             return leave("its value is used (Primitive.recompute returns the operator): mark the object in a "
                          "statement of its own, then translate again")
         handler = RULES.handler(entry.rule, "mark")
         if handler is None:
             return leave(f"mapping entry {entry.id} names rule {entry.rule}, which does not apply to marks")
         handler(self, site, mark, stmt, entry, kind, plans.get(id(mark)))
+
+    @staticmethod
+    def _assigned(mark: ast.Call, stmt: ast.stmt) -> ast.expr | None:
+        """`x = ops.ReLU().recompute()`: the name or `self.attr` the marked operator is assigned to (the mark
+        returns its operator), else None."""
+        if (isinstance(stmt, ast.Assign) and stmt.value is mark and len(stmt.targets) == 1
+                and (isinstance(stmt.targets[0], ast.Name) or names.is_self_attr(stmt.targets[0]))):
+            return stmt.targets[0]
+        return None
 
     def _leave_mark(self, site: Site, mark: ast.Call, stmt: ast.stmt, why: str) -> None:
         """RC290: the mark stays as it is, with a `# recompat:` comment saying why."""
@@ -365,18 +404,69 @@ class MindSporeToTorch(SiteLog):
         """The mark goes and the calls in sight are checkpointed; else a Cell is marked in place (composable)."""
         target = self.src.segment(mark.func.value)
         leave = functools.partial(self._leave_mark, site, mark, stmt)
+        if self._undoes(mark, entry, kind):
+            return self._undo(site, mark, stmt, kind)
         options = self._mark_options(site, mark, entry)
         if isinstance(options, str):
             return leave(options)
         if calls is not None:
             return self._checkpoint_calls(site, mark, stmt, calls, options, kind)
         if kind == PRIMITIVE:
-            return leave("its calls are not all in sight: mark each call with torch.utils.checkpoint.checkpoint")
+            return self._wrap_in_place(site, mark, stmt, options)
+        if (assigned := self._assigned(mark, stmt)) is not None:   # `self.block = Block().recompute()`
+            return leave("its value is used: mark the Cell in a statement of its own, then translate again")
         options.pop(self.torch_reentrant_kw, None)
         self.imports_needed.add(self.composable.rsplit(".", 1)[0])
         args = ", ".join([target, *(f"{k}={v}" for k, v in options.items())])
         self.src.replace_node(stmt, f"{self.composable}({args})")
         self.diag(site, "RC211", target=target)
+
+    def _undoes(self, mark: ast.Call, entry: Entry, kind: str) -> bool:
+        """`op.recompute(False)` / `recompute(mode=False)`: the call turns recompute off instead of marking."""
+        if mark.func.attr in self.older:
+            return False    # recompute_(mode=False): _older_mark says what it does
+        flag = self.primitive_entry.role("mark").mindspore
+        mode = mark.args[0] if mark.args else next((k.value for k in mark.keywords if k.arg == flag), None)
+        return isinstance(mode, ast.Constant) and mode.value is False
+
+    def _undo(self, site: Site, mark: ast.Call, stmt: ast.stmt, kind: str) -> None:
+        """Turning recompute off is torch's default: the call goes (a statement) or gives its operator (a value)."""
+        target = self.src.segment(mark.func.value)
+        if isinstance(stmt, ast.Expr) and stmt.value is mark:
+            edits.delete_statement(self.src, self.tree, stmt)
+        else:
+            self.src.replace_node(mark, target)
+        self.diag(site, "RC215" if kind == PRIMITIVE else "RC216", target=target,
+                  args=", ".join(self.src.segment(a) for a in [*mark.args, *mark.keywords]))
+
+    def _wrap_in_place(self, site: Site, mark: ast.Call, stmt: ast.stmt, options: dict) -> None:
+        """An operator whose calls are not all in sight (a mark under a condition, or outside __init__): rebound
+        at the mark to a partial of torch's checkpoint, so every later call is checkpointed and the mark keeps
+        its condition; only where every later use is a call."""
+        assigned = self._assigned(mark, stmt)
+        receiver = assigned if assigned is not None else mark.func.value
+        cls, func = self._enclosing(stmt)
+        if not self._only_called_after(receiver, stmt, cls, func):
+            return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is used after the mark other "
+                                                      "than by calling it: mark each call with "
+                                                      "torch.utils.checkpoint.checkpoint")
+        self.imports_needed.add("functools")
+        options = {self.torch_reentrant_kw: "False", **options}
+        operator = self.src.segment(mark.func.value)
+        extra = ", ".join(f"{k}={v}" for k, v in options.items())
+        wrapped = f"functools.partial({self._checkpoint_name()}, {operator}, {extra})"
+        if assigned is not None:
+            self.src.replace_node(mark, wrapped)
+        else:
+            self.src.replace_node(stmt, f"{operator} = {wrapped}")
+        self.diag(site, "RC217", target=self.src.segment(receiver))
+
+    def _enclosing(self, stmt: ast.stmt):
+        """(class, function) around a statement, from the walk's records."""
+        for node, scope, s, cls, func in self.marks:
+            if s is stmt:
+                return cls, func
+        return None, None
 
     def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:
         """torch keyword -> value text for the checkpoint calls, or why the mark cannot be converted."""

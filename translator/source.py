@@ -51,6 +51,7 @@ class Source:
         self.newline = first.group() if first else "\n"
         self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
         self._edits: list[Edit] = []
+        self.deleted: set[int] = set()   # id() of the statements edits.delete_statement removed
 
     def _decode(self, data: bytes) -> str:
         try:
