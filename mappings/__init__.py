@@ -179,6 +179,7 @@ class Framework:
     reexports: tuple[tuple[str, str], ...] = ()       # (package, the package re-exporting its public names)
     mode_dependent_layers: frozenset[str] = frozenset()   # layer classes that differ in training and evaluation mode
     same_tensor: frozenset[str] = frozenset()         # functions that return the tensor they are given (as_tensor)
+    returns_self: frozenset[str] = frozenset()        # methods of its layers and operators that return their object
 
     @property
     def containers(self) -> frozenset[str]:
@@ -421,7 +422,8 @@ def _framework(name: str, raw: dict) -> Framework:
                      tensor_methods=frozenset(raw.get("tensor_methods", ())),
                      reexports=tuple(raw.get("reexports", {}).items()),
                      mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())),
-                     same_tensor=frozenset(raw.get("same_tensor", ())))
+                     same_tensor=frozenset(raw.get("same_tensor", ())),
+                     returns_self=frozenset(raw.get("returns_self", ())))
 
 
 # A parameter named by a Python keyword (torch.Tensor.uniform_'s `from`, only ever passed by position): entries

@@ -396,6 +396,37 @@ def test_g_cell_recompute_twice(pynative):
         other.block.recompute(use_reentrant=second)
 
 
+# The arguments each method of frameworks.yaml's `returns_self` is probed with, per framework and object.
+RETURNS_SELF_CALLS = {
+    "torch": {"apply": (lambda m: None,), "to": (torch.float32,), "to_empty": {"device": "cpu"}, "type": (torch.float32,),
+              "requires_grad_": (True,)},
+    "mindspore": {"add_flags": (), "add_prim_attr": ("a", 1), "del_prim_attr": ("a",), "set_device": ("CPU",),
+                  "set_grad": (), "set_prim_instance_name": ("a",), "set_stage": (0,), "set_train": (),
+                  "shard": (((1, 1),),), "to_float": (ms.float16,)},
+}
+
+
+@pytest.mark.parametrize("framework, method", [
+    (f, m) for f in ("torch", "mindspore") for m in sorted(mappings.default().frameworks[f].returns_self)])
+def test_the_methods_that_return_their_object(framework, method):
+    """The translator reads `P.TopK().shard(...)` as the operator and `nn.Linear(2, 2).to(x)` as the layer
+    (project.made_by): each method of `returns_self` returns the layer or operator it is called on."""
+    if framework == "torch":
+        obj = torch.nn.Linear(2, 2)
+        if method == "cuda" and not torch.cuda.is_available():
+            pytest.skip("no CUDA device: Module.cuda cannot run here")
+    else:
+        obj = ops.TopK() if hasattr(ops.TopK(), method) else nn.Dense(2, 2)
+    args = RETURNS_SELF_CALLS[framework].get(method, ())
+    kwargs = args if isinstance(args, dict) else {}
+    assert getattr(obj, method)(*(() if kwargs else args), **kwargs) is obj
+
+
+def test_cell_recompute_returns_none_so_it_is_no_chained_method(pynative):
+    assert nn.Dense(2, 2).recompute() is None
+    assert "recompute" not in mappings.default().frameworks["mindspore"].returns_self
+
+
 def test_g_cell_recompute_rejects_unknown_and_positional_arguments(pynative):
     net = make()
     with pytest.raises(ValueError, match="keyword 'foo' is not recognized"):

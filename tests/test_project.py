@@ -113,3 +113,120 @@ def test_model_classes_follow_re_exports_and_stop_at_cycles():
     assert project.missed_models({**facts["b"], "models": ["b.B"]}, models) == set()
     assert project.module_name("x/pkg/__init__.py", "pkg") == "pkg"
     assert project.module_name("x/pkg/m.py", "pkg") == "pkg.m" and project.module_name("m.py", None) is None
+
+
+# -- MindSpore -> torch: what a recompute mark is on, looked up in the package ------------------------
+
+MINDSPORE_PACKAGE = {
+    "__init__.py": "from .layers import Norm\n",
+    "base.py": """\
+        from mindspore import nn
+
+
+        class Block(nn.Cell):
+            pass
+        """,
+    "layers.py": """\
+        from mindspore import nn
+        from mindspore.ops import operations as P
+        from .base import Block
+
+
+        class MLP(Block):                      # a Cell through a class of another file
+            def construct(self, x):
+                return x
+
+
+        class Norm(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.softmax = P.Softmax().shard(((1, 1),))   # an operator: shard returns it
+
+
+        class Helper:                          # no Cell: its recompute is its own
+            def recompute(self, flag):
+                return flag
+
+
+        def make_dropout(p):
+            if p > 0:
+                dropout = nn.Dropout(p=p)
+            else:
+                dropout = nn.Dropout(p=0.0)
+            return dropout
+
+
+        def make_unknown(f):
+            return f()
+        """,
+    "model.py": """\
+        from mindspore import nn
+        from pkg import Norm                   # through the package's __init__
+        from .layers import MLP, Helper, make_dropout, make_unknown
+
+
+        class Model(nn.Cell):
+            def __init__(self, rms):
+                super().__init__()
+                norm = Norm if rms else nn.LayerNorm
+                self.mlp = MLP()
+                self.norm = norm()
+                self.attn = Norm()
+                self.dropout = make_dropout(0.1)
+                self.helper = Helper()
+                self.other = make_unknown(int)
+
+            def select(self):
+                self.mlp.recompute()
+                self.norm.recompute(False)
+                self.attn.softmax.recompute()
+                self.dropout.recompute(False)
+                self.helper.recompute(False)
+                self.other.recompute()
+
+            def construct(self, x):
+                return self.attn.softmax(self.dropout(self.mlp(x)))
+        """,
+}
+
+
+def test_marks_on_classes_factories_and_attributes_of_other_files(tmp_path):
+    """The package's other modules say what each receiver is: a Cell through a base class in a third file, a
+    class chosen at run time between two Cells, an operator held by another file's class, a factory's Cell; a
+    class of the package that is no Cell has its own recompute; a factory returning what nothing shows stays."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    write(pkg, MINDSPORE_PACKAGE)
+    report = run(Options(paths=[str(pkg / "model.py")], to="torch", check=True, quiet=True, json_path=None))
+    sites = {(s.line, s.api.rsplit(".", 1)[0].rsplit(".", 1)[-1]): [d.code for d in s.diagnostics]
+             for r in report.results for s in r.sites}
+    by_line = {line: codes for (line, _), codes in sites.items()}
+    assert by_line == {
+        18: ["RC211"],             # self.mlp: MLP(Block), Block(nn.Cell) in base.py
+        19: ["RC216"],             # self.norm: Norm or nn.LayerNorm, both Cells
+        20: ["RC290"],             # self.attn.softmax: P.Softmax().shard(...) in layers.py's Norm, called there
+        21: ["RC216"],             # self.dropout: make_dropout returns an nn.Dropout on every path
+        23: ["RC290"],             # self.other: make_unknown returns what nothing shows
+    }, by_line
+    message = {s.line: s.diagnostics[-1].message for r in report.results for s in r.sites}
+    assert "self.attn.softmax is called by code of another object" in message[20]
+    assert "does not show that self.other is a Cell" in message[23]
+
+
+def test_the_tree_reads_each_module_once_and_only_its_own_package():
+    from recompat import mappings
+
+    read = []
+    sources = {"pkg.a": b"from mindspore import nn\nclass A(nn.Cell):\n    pass\n",
+               "pkg.b": b"from pkg.a import A\nclass B(A):\n    pass\nclass C(B, dict):\n    pass\n"}
+
+    def reader(module):
+        read.append(module)
+        return (sources[module], "pkg") if module in sources else None
+
+    frameworks = mappings.default().frameworks.values()
+    tree = project.Tree(reader, frameworks, frozenset(), "pkg")
+    assert tree.kind("pkg.b.B") == project.CELL and tree.kind("pkg.b.C") == project.CELL
+    assert tree.kind("pkg.b.B") == project.CELL
+    assert tree.kind("other.Thing") is None and tree.kind("pkg.missing.X") is None
+    assert sorted(read) == ["pkg.a", "pkg.b", "pkg.missing"]

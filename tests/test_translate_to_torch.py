@@ -534,23 +534,49 @@ def test_recompute_false_on_a_cell_goes_with_the_reason():
     assert "recompute" not in out and "pass" not in out
 
 
-def test_an_operator_marked_as_a_value_is_wrapped_where_it_is_made():
-    result, out = to_torch("""\
-        from mindspore import nn
-        from mindspore.ops import operations as P
+VALUE_MARK = """\
+    from mindspore import nn
+    from mindspore.ops import operations as P
 
 
-        class Net(nn.Cell):
-            def __init__(self):
-                super().__init__()
-                self.reshape = P.Reshape().recompute(True)
+    class Net(nn.Cell):
+        def __init__(self, fused=True):
+            super().__init__()
+            self.reshape = P.Reshape().recompute(True)
+            self.shard()
 
-            def construct(self, x):
-                return self.reshape(x, (-1,))
-    """)
+        def shard(self):
+            self.reshape.shard(((1,),))
+
+        def construct(self, x):
+            return self.reshape(x, (-1,))
+"""
+
+
+def test_an_operator_marked_as_a_value_has_its_calls_checkpointed():
+    """`self.op = Op().recompute()` marks the operator it returns: the mark goes, the operator stays (shard still
+    reaches it) and its calls are checkpointed."""
+    result, out = to_torch(VALUE_MARK)
+    assert codes(result) == ["RC214"]
+    assert "        self.reshape = P.Reshape()\n" in out
+    assert "return torch.utils.checkpoint.checkpoint(self.reshape, x, (-1,), use_reentrant=False)" in out
+    ast.parse(out)
+
+
+def test_an_operator_marked_as_a_value_under_a_condition_is_wrapped_where_it_is_made():
+    """Under a condition the operator is bound to a checkpointing partial where it is made; where anything but
+    a call reaches it after that (shard), the partial would break it: the mark stays, with the reason."""
+    code = VALUE_MARK.replace("            self.reshape = P.Reshape().recompute(True)\n            self.shard()\n",
+                              "            self.reshape = P.Reshape()\n"
+                              "            if fused:\n                self.reshape = P.Reshape().recompute(True)\n")
+    result, _ = to_torch(code)
+    assert codes(result) == ["RC290"]
+    assert "self.reshape is used after the mark other than by calling it" in result.sites[0].diagnostics[0].message
+    result, out = to_torch(code.replace("        def shard(self):\n            self.reshape.shard(((1,),))\n\n", ""))
     assert codes(result) == ["RC217"]
-    assert ("self.reshape = functools.partial(torch.utils.checkpoint.checkpoint, P.Reshape(), "
+    assert ("            self.reshape = functools.partial(torch.utils.checkpoint.checkpoint, P.Reshape(), "
             "use_reentrant=False)\n") in out
+    assert "        return self.reshape(x, (-1,))\n" in out
     ast.parse(out)
 
 

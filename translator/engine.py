@@ -223,9 +223,10 @@ def _translate_file(item: _Item) -> FileResult:
         line = data.count(b"\n", 0, nul) + 1
         return FileResult(path, error=f"{path}:{line}: contains a NUL byte, so it is not Python source (a binary "
                                       "file, or one saved as UTF-16?) — save it as UTF-8 text, or --exclude it")
+    package = _package_of(path)
     try:
         return translate_bytes(data, path, to=to, style=style, holders=holders, scope=scope,
-                               package=_package_of(path), models=models)
+                               package=package, models=models, classes=_classes(path, package) if to == "torch" else None)
     except TranslateError as exc:
         return FileResult(path, error=str(exc))
     except RecursionError:
@@ -233,6 +234,25 @@ def _translate_file(item: _Item) -> FileResult:
     except Exception as exc:  # a bug in the translator: report it, keep going with the other files
         return FileResult(path, error=f"{path}: internal error in the translator ({type(exc).__name__}: {exc})"
                                       " — please report this with the file; --exclude it meanwhile")
+
+
+# The packages' modules as project.Tree, per top package folder: built in each process on first need (a worker
+# reads the modules its files ask about), emptied when a run starts.
+_TREES: dict[tuple[str, str], project.Tree] = {}
+
+
+def _classes(path: str, package: str | None) -> project.Tree | None:
+    """The modules of the package `path` belongs to (MindSpore -> torch: what a recompute mark is on)."""
+    if not package:
+        return None
+    from recompat import mappings
+
+    root, top = project.package_root(path, package), package.split(".")[0]
+    if (root, top) not in _TREES:
+        frameworks = mappings.default().frameworks.values()
+        _TREES[root, top] = project.Tree.on_disk(root, top, frameworks,
+                                                 frozenset().union(*(f.returns_self for f in frameworks)))
+    return _TREES[root, top]
 
 
 def _package_of(path: str) -> str | None:
@@ -514,6 +534,7 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
     validate(opts)
+    _TREES.clear()   # a run reads the files as they are now
     start = time.perf_counter()
     jobs = opts.jobs or os.cpu_count() or 1
 

@@ -18,15 +18,16 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from typing import NamedTuple
 
 from recompat.mappings import Entry, Mappings
-from recompat.translator import edits, leftovers, names, tree_index
+from recompat.translator import edits, leftovers, names, project, tree_index
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
 from recompat.translator.sites import SiteLog, literal_flag
 from recompat.translator.source import Source
 
-CELL, PRIMITIVE, OTHER, UNKNOWN = "cell", "primitive", "other", "unknown"
+CELL, PRIMITIVE, OTHER, UNKNOWN = project.CELL, project.PRIMITIVE, project.OTHER, "unknown"
 # The rules a `source: mindspore` entry names: the function form (on calls), marks whose calls get checkpointed.
 RULES = Rules("MindSpore -> torch recompute sites")
 
@@ -61,8 +62,17 @@ class _Walker(names.ScopedWalker):
             tx.marks.append((node, *where))
 
 
+class _Use(NamedTuple):
+    node: ast.expr                 # a read of a name or of self.<attr>
+    call: ast.Call | None          # the call it is the callee of
+    configures: bool               # the object of a method call that is a statement of its own
+
+
 class MindSporeToTorch(SiteLog):
-    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings):
+    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, classes: project.Tree | None = None,
+                 module: str | None = None):
+        """`classes`: the package's modules (project.Tree), where a class, factory or attribute of another file
+        is looked up; `module`: this file's dotted name."""
         self.src, self.tree, self.m = src, tree, mappings
         self.apis = mappings.by_mindspore_name
         self.function_entry = mappings.entry("recompute")
@@ -98,6 +108,12 @@ class MindSporeToTorch(SiteLog):
         self.ms_names_rewritten: set[str] = set()   # names (`mindspore`, `ms`) that rewritten sites referred to
         self._comments: set = set()
         self._classes = {c.name: c for c in tree_index.index(tree).of(ast.ClassDef)}
+        self.chained = frozenset().union(*(f.returns_self for f in frameworks))
+        self.module = module or "<this file>"
+        self.classes = classes or project.Tree(lambda _: None, frameworks, self.chained)
+        self.classes.add(self.module, tree)
+        self._bindings: dict[int, dict] = {}   # id(owner) -> project.assignments(owner)
+        self._use_cache: dict[int, dict] = {}  # id(owner) -> _uses(owner)
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -119,7 +135,7 @@ class MindSporeToTorch(SiteLog):
         """Is the class called `name` here a Cell? None when the file does not show it."""
         qual = scope.qualname(name)
         if qual is not None:
-            return qual in self.cell_bases or qual.startswith(self.cell_modules) or None
+            return qual in self.cell_bases or qual.startswith(self.cell_modules) or self._tree_verdict(qual)
         cls = self._classes.get(name)
         if cls is None or name in seen:
             return None
@@ -132,51 +148,40 @@ class MindSporeToTorch(SiteLog):
                 verdicts.append(self._is_cell_class(chain[0], scope, (*seen, name)))
             else:
                 q = self.qualname(base, scope)
-                verdicts.append(q is not None and (q in self.cell_bases or q.startswith(self.cell_modules)) or None)
+                verdicts.append(q is not None and (q in self.cell_bases or q.startswith(self.cell_modules))
+                                or self._tree_verdict(q))
         if True in verdicts:
             return True
         return False if all(v is False for v in verdicts) else None
 
-    def _value_kind(self, value: ast.AST, scope) -> str:
-        """What an assigned value is: a Cell, an operator, something else, or unknown."""
-        if not isinstance(value, ast.Call):
+    def _tree_verdict(self, qual: str | None) -> bool | None:
+        """Is the class `qual` a Cell, as the package's modules show (None: they do not show it)."""
+        kind = self.classes.kind(qual)
+        return True if kind == CELL else (False if kind in (OTHER, PRIMITIVE) else None)
+
+    def _value_kind(self, value: ast.AST, scope, local=lambda name: []) -> str:
+        """What an assigned value is: a Cell, an operator, something else, or unknown. `local`: the values bound
+        to a name where the value was made (a class held in a variable, project.made_by)."""
+        if not isinstance(value, (ast.Call, ast.Name, ast.IfExp)):
             return OTHER if isinstance(value, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.List, ast.Dict)) \
                 else UNKNOWN
-        chain = names.attribute_chain(value.func)
-        if chain is None:
-            return UNKNOWN
-        qual = self.qualname(value.func, scope)
-        if qual is not None:
-            leaf = qual.rsplit(".", 1)[-1]
-            if qual.startswith(self.primitive_modules) and leaf[:1].isupper():
-                return PRIMITIVE
-            if qual.startswith(self.cell_modules) and leaf[:1].isupper():
-                return CELL
-            return UNKNOWN
-        if len(chain) == 1 and chain[0] in self._classes:
+        if isinstance(value, ast.Call) and (chain := names.attribute_chain(value.func)) is not None \
+                and len(chain) == 1 and chain[0] in self._classes and scope.qualname(chain[0]) is None:
             verdict = self._is_cell_class(chain[0], scope)
-            return CELL if verdict else (OTHER if verdict is False else UNKNOWN)
-        return UNKNOWN
+            if verdict is not None:
+                return CELL if verdict else OTHER
+        made = project.made_by(value, scope, self.module, self.chained, local)
+        return project.one([self.classes.kind(q) for q in made]) or UNKNOWN
 
-    def _assignments(self, body_owner: ast.AST, target) -> list[ast.AST]:
-        """Values assigned to `target` (a Name id, or ('self', attr)) anywhere below body_owner."""
-        found = []
-        for n in ast.walk(body_owner):
-            if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
-                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                    if self._is_target(t, target):
-                        found.append(n.value)
-            elif isinstance(n, (ast.For, ast.AsyncFor, ast.withitem, ast.AugAssign, ast.NamedExpr)):
-                t = getattr(n, "target", None) or getattr(n, "optional_vars", None)
-                if t is not None and self._is_target(t, target):
-                    found.append(None)   # bound by something we do not follow
-        return found
+    def _assignments(self, owner: ast.AST, target) -> list:
+        """Values assigned to `target` (a Name id, or ('self', attr)) anywhere below owner (None for a binding
+        not followed)."""
+        return self._bound(owner).get(target, [])
 
-    @staticmethod
-    def _is_target(node, target) -> bool:
-        if isinstance(target, str):
-            return isinstance(node, ast.Name) and node.id == target
-        return names.is_self_attr(node) and node.attr == target[1]
+    def _bound(self, owner: ast.AST) -> dict:
+        if id(owner) not in self._bindings:
+            self._bindings[id(owner)] = project.assignments(owner)
+        return self._bindings[id(owner)]
 
     def _receiver_kind(self, mark: ast.Call, scope, cls, func) -> str:
         receiver = mark.func.value
@@ -185,17 +190,23 @@ class MindSporeToTorch(SiteLog):
         if isinstance(receiver, ast.Name) and receiver.id == "self" and cls is not None:
             verdict = self._is_cell_class(cls.name, self.module_scope)
             return CELL if verdict else (OTHER if verdict is False else UNKNOWN)
+        local = lambda name: []
         if names.is_self_attr(receiver) and cls is not None:
-            values = self._assignments(cls, ("self", receiver.attr))
+            values, local = self._assignments(cls, ("self", receiver.attr)), project.bound_in(self._bound(cls))
         elif isinstance(receiver, ast.Name) and func is not None:
-            values = self._assignments(func, receiver.id)
+            values, local = self._assignments(func, receiver.id), project.bound_in(self._bound(func))
             if self._collected_into_a_sequence(func, receiver.id):
                 return CELL
         elif isinstance(receiver, ast.Call):    # ops.ReLU().recompute()
             return self._value_kind(receiver, scope)
+        elif isinstance(receiver, ast.Attribute) and names.is_self_attr(receiver.value) and cls is not None:
+            # self.softmax.softmax: what the class of self.softmax assigns to its own attribute softmax
+            owners = [q for v in self._assignments(cls, ("self", receiver.value.attr))
+                      for q in project.made_by(v, scope, self.module, self.chained, project.bound_in(self._bound(cls)))]
+            return project.one([self.classes.attribute_kind(q, receiver.attr) for q in owners]) or UNKNOWN
         else:
             return UNKNOWN
-        kinds = {self._value_kind(v, scope) if v is not None else UNKNOWN for v in values}
+        kinds = {self._value_kind(v, scope, local) if v is not None else UNKNOWN for v in values}
         return kinds.pop() if len(kinds) == 1 else UNKNOWN
 
     def _collected_into_a_sequence(self, func, name: str) -> bool:
@@ -318,25 +329,20 @@ class MindSporeToTorch(SiteLog):
         no operator and gives nothing away, so it is no use here."""
         plans = {}
         for node, scope, stmt, cls, func in self.marks:
-            receiver = node.func.value
+            receiver = node.func.value if isinstance(stmt, ast.Expr) and stmt.value is node else \
+                self._assigned(node, stmt)   # `self.op = Op().recompute()`: the attribute
             if not (names.is_self_attr(receiver) and cls is not None and func is not None
-                    and func.name == "__init__" and isinstance(stmt, ast.Expr) and stmt.value is node
-                    and any(s is stmt for s in func.body)):
+                    and func.name == "__init__" and any(s is stmt for s in func.body)):
                 continue
             attr = receiver.attr
             values = self._assignments(cls, ("self", attr))
             if (not values or None in values or len(self._assignments(func, ("self", attr))) != len(values)
                     or any(v.lineno > node.lineno for v in values)):
                 continue
-            configured = {id(s.value.func.value) for s in ast.walk(cls)
-                          if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-                          and isinstance(s.value.func, ast.Attribute) and s.value.func.attr not in self.mark_methods}
-            uses = [n for n in ast.walk(cls) if names.is_self_attr(n) and n.attr == attr
-                    and isinstance(n.ctx, ast.Load) and n is not receiver and id(n) not in configured]
-            parents = {id(c.func): c for c in ast.walk(cls) if isinstance(c, ast.Call)}
-            calls = [parents.get(id(u)) for u in uses]
-            if not calls or None in calls:
+            uses = [u for u in self._uses(cls).get(("self", attr), []) if u.node is not receiver and not u.configures]
+            if not uses or not all(u.call for u in uses):
                 continue
+            calls = [u.call for u in uses]
             plans[id(node)] = calls
         return plans
 
@@ -345,19 +351,40 @@ class MindSporeToTorch(SiteLog):
         `stmt` a call of it? Then rebinding it to a checkpointing wrapper at `stmt` checkpoints every call, and
         nothing else sees the wrapper."""
         if names.is_self_attr(target) and cls is not None:
-            owner, same = cls, (lambda n: names.is_self_attr(n) and n.attr == target.attr)
+            uses = self._uses(cls).get(("self", target.attr), [])
         elif isinstance(target, ast.Name) and func is not None:
-            owner, same = func, (lambda n: isinstance(n, ast.Name) and n.id == target.id)
+            uses = self._uses(func).get(target.id, [])
         else:
             return False
-        called = {id(c.func) for c in ast.walk(owner) if isinstance(c, ast.Call)}
-        in_func = func is not None and (lambda n: func.lineno <= n.lineno <= func.end_lineno)
-        for n in ast.walk(owner):
-            if (same(n) and isinstance(n.ctx, ast.Load) and id(n) not in called
-                    and not (in_func and in_func(n) and n.end_lineno < stmt.lineno)
-                    and not (stmt.lineno <= n.lineno <= stmt.end_lineno)):
+        for u in uses:
+            n = u.node
+            before = func is not None and func.lineno <= n.lineno <= func.end_lineno and n.end_lineno < stmt.lineno
+            if u.call is None and not before and not stmt.lineno <= n.lineno <= stmt.end_lineno:
                 return False
         return True
+
+    def _uses(self, owner: ast.AST) -> dict:
+        """Every read of a name or of `self.<attr>` under owner (keys as in project.assignments), each a _Use:
+        the call it is the callee of, and whether it is the object of a method call that is a statement of its
+        own (`self.op.shard(...)`: configures it, calls no operator). One walk per owner."""
+        if id(owner) in self._use_cache:
+            return self._use_cache[id(owner)]
+        nodes = list(ast.walk(owner))
+        calls = {id(c.func): c for c in nodes if isinstance(c, ast.Call)}
+        configured = {id(s.value.func.value) for s in nodes
+                      if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                      and isinstance(s.value.func, ast.Attribute) and s.value.func.attr not in self.mark_methods}
+        uses: dict = {}
+        for n in nodes:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                key = n.id
+            elif names.is_self_attr(n) and isinstance(n.ctx, ast.Load):
+                key = ("self", n.attr)
+            else:
+                continue
+            uses.setdefault(key, []).append(_Use(n, calls.get(id(n)), id(n) in configured))
+        self._use_cache[id(owner)] = uses
+        return uses
 
     def _mark(self, mark: ast.Call, scope, stmt, cls, func, plans: dict) -> None:
         if not self.uses_mindspore or self._own_method(mark, cls, func):
@@ -446,6 +473,10 @@ class MindSporeToTorch(SiteLog):
         assigned = self._assigned(mark, stmt)
         receiver = assigned if assigned is not None else mark.func.value
         cls, func = self._enclosing(stmt)
+        if not (isinstance(receiver, ast.Name) or names.is_self_attr(receiver)):
+            return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is called by code of another "
+                                                      "object, out of sight: mark each call with "
+                                                      "torch.utils.checkpoint.checkpoint")
         if not self._only_called_after(receiver, stmt, cls, func):
             return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is used after the mark other "
                                                       "than by calling it: mark each call with "
@@ -550,8 +581,10 @@ class MindSporeToTorch(SiteLog):
 
     def _checkpoint_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, calls: list, options: dict,
                           kind: str) -> None:
-        """Delete the mark; checkpoint each call of the marked attribute."""
-        target = self.src.segment(mark.func.value)
+        """Delete the mark (a mark used as a value gives its operator); checkpoint each call of the marked
+        attribute."""
+        assigned = self._assigned(mark, stmt)
+        target = self.src.segment(mark.func.value if assigned is None else assigned)
         name = self._checkpoint_name()
         reentrant = options.get(self.torch_reentrant_kw)
         if reentrant is None:
@@ -577,7 +610,10 @@ class MindSporeToTorch(SiteLog):
                 src.insert(src.end(last), f", {extra}")
             else:
                 src.replace(src.end(call.func), src.end(call), f", {extra})")
-        edits.delete_statement(self.src, self.tree, stmt)
+        if assigned is None:
+            edits.delete_statement(self.src, self.tree, stmt)
+        else:
+            self.src.replace_node(mark, self.src.segment(mark.func.value))
         lines = ", ".join(f"line {c.lineno}" for c in calls)
         code = "RC214" if kind == PRIMITIVE else "RC210"
         self.diag(site, code, target=target, calls=lines)

@@ -22,7 +22,8 @@ __all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateErro
 
 def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function",
                     holders=(), scope: str = "checkpoint", mappings: _mappings.Mappings | None = None,
-                    package: str | None = None, models: frozenset[str] = frozenset()) -> FileResult:
+                    package: str | None = None, models: frozenset[str] = frozenset(),
+                    classes: project.Tree | None = None) -> FileResult:
     """Translate one file's bytes. Pure: no I/O. Raises TranslateError for a file it cannot read.
 
     `holders`: attribute names that other files assign torch's checkpoint to (see FileResult.holders);
@@ -32,7 +33,10 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     `package`: the dotted package the file belongs to (`deepspeed.runtime.pipe`), so that its relative imports
     resolve; None when it is not known.
     `models`: qualified names of model classes (Modules, Cells) of other files of the tree (translator/project.py):
-    a class deriving from one is a model too."""
+    a class deriving from one is a model too.
+    `classes`: the package's modules, read on demand (project.Tree; --to torch): a class, a factory or an
+    attribute of another file is looked up there to tell what a recompute mark is on. Reading is the Tree's: this
+    function does none."""
     if to not in DIRECTIONS:
         raise ValueError(f"unknown target {to!r}: choose one of {', '.join(DIRECTIONS)}")
     if style not in STYLES:
@@ -40,19 +44,19 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}: choose one of {', '.join(SCOPES)}")
     m = mappings or _mappings.default()
-    result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m)
+    result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m, classes)
     if scope == "model" and MODEL_TRIGGERS[to].search(result.new_data or data):
         _whole_model(data, path, package, to, result, m, origin, tree if result.new_data is None else None, models)
     return result
 
 
 def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, style: str, holders,
-                      m) -> tuple[FileResult, Origin, ast.Module | None]:
+                      m, classes=None) -> tuple[FileResult, Origin, ast.Module | None]:
     """The checkpoint pass: its result, where each line of its output comes from in `data`, and the tree of `data`
     when it parsed it (None when it passed the file over)."""
     result = FileResult(path)
     if to == "torch":
-        return _to_torch(data, path, package, m, result)
+        return _to_torch(data, path, package, m, result, classes)
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
 
@@ -69,8 +73,8 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
                      lambda s3, t3: report_leftovers(s3, t3, m, "torch"), import_markers(m)), tree)
 
 
-def _to_torch(data: bytes, path: str, package: str | None, m,
-              result: FileResult) -> tuple[FileResult, Origin, ast.Module | None]:
+def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult,
+              classes=None) -> tuple[FileResult, Origin, ast.Module | None]:
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.mindspore_to_torch import MindSporeToTorch, import_markers, settle_imports
 
@@ -78,7 +82,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m,
         return result, Origin(), None
     src = Source(data, path, package)
     tree = src.parse()
-    tx = MindSporeToTorch(src, tree, m)
+    tx = MindSporeToTorch(src, tree, m, classes, project.module_name(path, package))
     result.sites = tx.run()
     return (*_finish(data, src, tree, result,
                      lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten),
