@@ -210,7 +210,7 @@ def test_marks_on_classes_factories_and_attributes_of_other_files(tmp_path):
     }, by_line
     message = {s.line: s.diagnostics[-1].message for r in report.results for s in r.sites}
     assert "self.attn.softmax is called by code of another object" in message[20]
-    assert "does not show that self.other is a Cell" in message[23]
+    assert "the pkg package (this file included) does not show that self.other is a Cell" in message[23]
 
 
 def test_the_tree_reads_each_module_once_and_only_its_own_package():

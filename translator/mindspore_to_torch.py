@@ -402,7 +402,9 @@ class MindSporeToTorch(SiteLog):
         if kind == PRIMITIVE and entry is not self.primitive_entry:
             return leave(f"{target} is an operator, and {api} is a Cell's")
         if kind == UNKNOWN:
-            return leave(f"this file does not show that {target} is a Cell or an operator")
+            where = "this file" if self.classes.package is None else \
+                f"the {self.classes.package} package (this file included)"
+            return leave(f"{where} does not show that {target} is a Cell or an operator")
         if not (isinstance(stmt, ast.Expr) and stmt.value is mark) and self._assigned(mark, stmt) is None:
             return leave("its value is used (Primitive.recompute returns the operator): mark the object in a "
                          "statement of its own, then translate again")
