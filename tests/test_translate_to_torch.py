@@ -600,3 +600,32 @@ def test_removing_every_mark_of_a_block_leaves_pass():
     """)
     ast.parse(out)
     assert [s.status for s in result.sites] == ["converted", "converted"]
+
+
+def test_cell_init_keywords_torch_has_no_use_for_are_dropped_with_the_reason():
+    """`super().__init__(auto_prefix=False)` is a call of Cell's constructor: its entry drops what torch's Module
+    refuses (TypeError), each with a partial diagnostic; a super().__init__() without arguments is no site."""
+    code = textwrap.dedent("""\
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__(auto_prefix=False, flags={"a": 1})
+                self.fc = nn.Dense(4, 4)
+
+            def construct(self, x):
+                return self.fc(x)
+
+
+        class Plain(nn.Cell):
+            def __init__(self):
+                super(Plain, self).__init__()
+    """)
+    result = translate_bytes(code.encode(), "m.py", to="torch", scope="model")
+    out = result.new_data.decode()
+    assert "        super().__init__()\n" in out and "        super(Plain, self).__init__()\n" in out
+    dropped = [d for s in result.sites for d in s.diagnostics if d.code == "RC306"]
+    assert [d.message.split(" dropped")[0] for d in dropped] == ["mindspore.nn.Cell: auto_prefix",
+                                                                 "mindspore.nn.Cell: flags"]
+    assert all(s.line != 15 for s in result.sites)

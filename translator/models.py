@@ -272,6 +272,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if handler is None:
                 return self._unknown(func, qual, root)
             return handler(self, node, entry, qual, root)
+        if isinstance(func, ast.Attribute) and qual is None and (node.args or node.keywords) \
+                and (entry := self._base_init(func)) is not None:
+            return self._call(node, entry, entry.names(self.frm)[0], None, method=True, keep_callee=True)
         if isinstance(func, ast.Attribute) and qual is None:
             for entry in self.by_attr.get(func.attr, ()):
                 handler = RULES.handler(entry.rule, "method_call")
@@ -575,6 +578,17 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 roots.append(n.args[0])
         return {id(x) for root in roots for x in ast.walk(root)}
 
+    def _base_init(self, func: ast.Attribute) -> Entry | None:
+        """`super().__init__(...)` with arguments, in a class deriving from the model base itself: a call of the base
+        class, so its entry decides the arguments (MindSpore's `auto_prefix=` goes, with the reason); the callee
+        stays."""
+        if not (func.attr == "__init__" and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name)
+                and func.value.func.id == "super" and self._self_or_super(func.value) and self.cls is not None):
+            return None
+        bases = {self.qualname(b)[0] for b in self.cls.bases}
+        base = next((b for b in self.framework.model_bases if b in bases), None)
+        return self.table.get(base) if base is not None else None
+
     def _self_or_super(self, node: ast.AST) -> bool:
         if not getattr(self, "_in_model", False):
             return False
@@ -700,7 +714,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     @RULES.register("loss")
     @RULES.register("lr_schedule")
     @RULES.register("grad_clip")
-    def _call(self, call: ast.Call, entry: Entry, qual: str, root: str | None, method: bool = False) -> None:
+    def _call(self, call: ast.Call, entry: Entry, qual: str, root: str | None, method: bool = False,
+              keep_callee: bool = False) -> None:
         site = self.site(call, qual)
         try:
             if not entry.proven:
@@ -722,7 +737,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 self.kept_roots.add(root)
             fields = {"api": qual, **m.fields}
             return self.diag(site, m.code, **fields)
-        self._apply(call, entry, plan, method)
+        self._apply(call, entry, plan, method, keep_callee)
         for code, fields in plan.notes:
             self.diag(site, code, **fields)
         if not any(d.status != "converted" for d in site.diagnostics):
@@ -862,7 +877,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             plan.values[d] = sd
             plan.notes.append(("RC307", {"api": qual, "param": s or d, "value": sd, "target": entry.names(to)[0]}))
 
-    def _apply(self, call: ast.Call, entry: Entry, plan: "_Plan", method: bool) -> None:
+    def _apply(self, call: ast.Call, entry: Entry, plan: "_Plan", method: bool, keep_callee: bool = False) -> None:
         src, to = self.src, self.to
         if entry.form == "initializer" and to == "mindspore":
             return self._initializer(call, entry, plan, method)
@@ -881,6 +896,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             src.replace_node(call.func, target(dst))
             src.insert(opening + 1, f"{receiver}, " if call.args or call.keywords else receiver)
             self.targets.add(dst)
+        elif keep_callee:
+            pass
         elif method:
             new_name = dst.rsplit(".", 1)[1]
             end = src.end(call.func)
