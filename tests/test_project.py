@@ -137,10 +137,15 @@ MINDSPORE_PACKAGE = {
                 return x
 
 
+        class Inner(nn.Cell):
+            pass
+
+
         class Norm(nn.Cell):
             def __init__(self):
                 super().__init__()
                 self.softmax = P.Softmax().shard(((1, 1),))   # an operator: shard returns it
+                self.inner = Inner()                           # a Cell: a class of the same module
 
 
         class Helper:                          # no Cell: its recompute is its own
@@ -183,6 +188,7 @@ MINDSPORE_PACKAGE = {
                 self.dropout.recompute(False)
                 self.helper.recompute(False)
                 self.other.recompute()
+                self.attn.inner.recompute()
 
             def construct(self, x):
                 return self.attn.softmax(self.dropout(self.mlp(x)))
@@ -193,7 +199,8 @@ MINDSPORE_PACKAGE = {
 def test_marks_on_classes_factories_and_attributes_of_other_files(tmp_path):
     """The package's other modules say what each receiver is: a Cell through a base class in a third file, a
     class chosen at run time between two Cells, an operator held by another file's class, a factory's Cell; a
-    class of the package that is no Cell has its own recompute; a factory returning what nothing shows stays."""
+    class of the package that is no Cell has its own recompute; a factory returning what nothing shows stays; a
+    class of the module that holds the attribute is read there."""
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     write(pkg, MINDSPORE_PACKAGE)
@@ -207,6 +214,7 @@ def test_marks_on_classes_factories_and_attributes_of_other_files(tmp_path):
         20: ["RC290"],             # self.attn.softmax: P.Softmax().shard(...) in layers.py's Norm, called there
         21: ["RC216"],             # self.dropout: make_dropout returns an nn.Dropout on every path
         23: ["RC290"],             # self.other: make_unknown returns what nothing shows
+        24: ["RC211"],             # self.attn.inner: Inner(), a Cell of layers.py itself, marked in place
     }, by_line
     message = {s.line: s.diagnostics[-1].message for r in report.results for s in r.sites}
     assert "self.attn.softmax is called by code of another object" in message[20]

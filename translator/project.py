@@ -38,6 +38,17 @@ def package_root(path: str, package: str) -> str:
     return root
 
 
+def qualified(chain: list[str] | None, scope: names.Scope, module: str) -> str | None:
+    """A dotted name as the module reads it: through its imports, else a name of the module itself (a class or
+    function it defines; a name it does not bind is a built-in's, which Tree.kind tells apart)."""
+    if not chain:
+        return None
+    imported = scope.qualname(chain[0])
+    if imported is not None:
+        return ".".join([imported, *chain[1:]])
+    return f"{module}.{chain[0]}" if len(chain) == 1 else None
+
+
 def module_facts(tree: ast.Module, module: str, scope: names.Scope | None = None) -> dict:
     """A module's top-level classes with the qualified names of their bases, and its module-level import bindings
     (what another module may import from it): plain data, sent back from worker processes. `scope`: the module's
@@ -46,24 +57,13 @@ def module_facts(tree: ast.Module, module: str, scope: names.Scope | None = None
     classes = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef):
-            bases = []
-            for base in stmt.bases:
-                chain = names.attribute_chain(base)
-                if chain is None:
-                    continue
-                imported = scope.qualname(chain[0])
-                if imported is not None:
-                    bases.append(".".join([imported, *chain[1:]]))
-                elif len(chain) == 1:
-                    bases.append(f"{module}.{chain[0]}")      # a class of this module (or an unknown name)
-            classes[f"{module}.{stmt.name}"] = bases
+            bases = (qualified(names.attribute_chain(base), scope, module) for base in stmt.bases)
+            classes[f"{module}.{stmt.name}"] = [b for b in bases if b is not None]
     bindings = {name: qual for name, qual in scope.imports.items() if qual and name not in scope.other}
     for stmt in tree.body:   # `Upsample = UpSample`: another name for a class
-        if isinstance(stmt, ast.Assign) and (chain := names.attribute_chain(stmt.value)) is not None:
-            imported = scope.qualname(chain[0])
-            qual = ".".join([imported, *chain[1:]]) if imported else f"{module}.{chain[0]}" if len(chain) == 1 else None
+        if isinstance(stmt, ast.Assign) and (qual := qualified(names.attribute_chain(stmt.value), scope, module)):
             for target in stmt.targets:
-                if isinstance(target, ast.Name) and qual is not None:
+                if isinstance(target, ast.Name):
                     bindings[target.id] = qual
     return {"module": module, "classes": classes, "bindings": bindings}
 
@@ -102,14 +102,6 @@ def missed_models(facts: dict, models: frozenset[str]) -> set[str]:
 # What a module's classes hold and its functions return: for the recompute marks, MindSpore -> torch
 
 
-def _qualified(chain: list[str] | None, scope: names.Scope, module: str) -> str | None:
-    """A dotted name as the module reads it: through its imports, else a name of the module itself."""
-    if not chain:
-        return None
-    imported = scope.qualname(chain[0])
-    if imported is not None:
-        return ".".join([imported, *chain[1:]])
-    return f"{module}.{chain[0]}" if len(chain) == 1 and chain[0] not in scope.other else None
 
 
 def made_by(value: ast.AST | None, scope: names.Scope, module: str, chained: frozenset[str],
@@ -135,7 +127,7 @@ def made_by(value: ast.AST | None, scope: names.Scope, module: str, chained: fro
             return [*refs(v.body, seen), *refs(v.orelse, seen)]
         if isinstance(v, ast.Name) and scope.qualname(v.id) is None and v.id not in seen and (values := local(v.id)):
             return [q for w in values for q in refs(w, seen | {v.id})]
-        return [_qualified(names.attribute_chain(v), scope, module)]
+        return [qualified(names.attribute_chain(v), scope, module)]
 
     return made(value, seen)
 
