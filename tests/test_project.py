@@ -233,7 +233,7 @@ def test_the_tree_reads_each_module_once_and_only_its_own_package():
         return (sources[module], "pkg") if module in sources else None
 
     frameworks = mappings.default().frameworks.values()
-    tree = project.Tree(reader, frameworks, frozenset(), "pkg")
+    tree = project.Tree(reader, frameworks, "pkg")
     assert tree.kind("pkg.b.B") == project.CELL and tree.kind("pkg.b.C") == project.CELL
     assert tree.kind("pkg.b.B") == project.CELL
     assert tree.kind("other.Thing") is None and tree.kind("pkg.missing.X") is None

@@ -249,9 +249,7 @@ def _classes(path: str, package: str | None) -> project.Tree | None:
 
     root, top = project.package_root(path, package), package.split(".")[0]
     if (root, top) not in _TREES:
-        frameworks = mappings.default().frameworks.values()
-        _TREES[root, top] = project.Tree.on_disk(root, top, frameworks,
-                                                 frozenset().union(*(f.returns_self for f in frameworks)))
+        _TREES[root, top] = project.Tree.on_disk(root, top, mappings.default().frameworks.values())
     return _TREES[root, top]
 
 

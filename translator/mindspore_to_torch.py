@@ -108,9 +108,9 @@ class MindSporeToTorch(SiteLog):
         self.ms_names_rewritten: set[str] = set()   # names (`mindspore`, `ms`) that rewritten sites referred to
         self._comments: set = set()
         self._classes = {c.name: c for c in tree_index.index(tree).of(ast.ClassDef)}
-        self.chained = frozenset().union(*(f.returns_self for f in frameworks))
         self.module = module or "<this file>"
-        self.classes = classes or project.Tree(lambda _: None, frameworks, self.chained)
+        self.classes = classes or project.Tree(lambda _: None, frameworks)
+        self.chained = self.classes.chained
         self.classes.add(self.module, tree)
         self._bindings: dict[int, dict] = {}   # id(owner) -> project.assignments(owner)
         self._use_cache: dict[int, dict] = {}  # id(owner) -> _uses(owner)
@@ -250,6 +250,7 @@ class MindSporeToTorch(SiteLog):
         plans = self._mark_plans()
         for node, scope, stmt, cls, func in self.marks:
             self._mark(node, scope, stmt, cls, func, plans)
+        self.classes.release(self.module)   # the tree is the file's: no other file keeps it alive
         self.sites.sort(key=lambda s: (s.line, s.col))
         return self.sites
 
@@ -411,7 +412,7 @@ class MindSporeToTorch(SiteLog):
         handler = RULES.handler(entry.rule, "mark")
         if handler is None:
             return leave(f"mapping entry {entry.id} names rule {entry.rule}, which does not apply to marks")
-        handler(self, site, mark, stmt, entry, kind, plans.get(id(mark)))
+        handler(self, site, mark, stmt, entry, kind, plans.get(id(mark)), cls, func)
 
     @staticmethod
     def _assigned(mark: ast.Call, stmt: ast.stmt) -> ast.expr | None:
@@ -429,7 +430,7 @@ class MindSporeToTorch(SiteLog):
 
     @RULES.register("checkpoint_calls", on="mark")
     def _mark_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, entry: Entry, kind: str,
-                    calls: list | None) -> None:
+                    calls: list | None, cls, func) -> None:
         """The mark goes and the calls in sight are checkpointed; else a Cell is marked in place (composable)."""
         target = self.src.segment(mark.func.value)
         leave = functools.partial(self._leave_mark, site, mark, stmt)
@@ -441,7 +442,7 @@ class MindSporeToTorch(SiteLog):
         if calls is not None:
             return self._checkpoint_calls(site, mark, stmt, calls, options, kind)
         if kind == PRIMITIVE:
-            return self._wrap_in_place(site, mark, stmt, options)
+            return self._wrap_in_place(site, mark, stmt, options, cls, func)
         if (assigned := self._assigned(mark, stmt)) is not None:   # `self.block = Block().recompute()`
             return leave("its value is used: mark the Cell in a statement of its own, then translate again")
         options.pop(self.torch_reentrant_kw, None)
@@ -468,13 +469,12 @@ class MindSporeToTorch(SiteLog):
         self.diag(site, "RC215" if kind == PRIMITIVE else "RC216", target=target,
                   args=", ".join(self.src.segment(a) for a in [*mark.args, *mark.keywords]))
 
-    def _wrap_in_place(self, site: Site, mark: ast.Call, stmt: ast.stmt, options: dict) -> None:
+    def _wrap_in_place(self, site: Site, mark: ast.Call, stmt: ast.stmt, options: dict, cls, func) -> None:
         """An operator whose calls are not all in sight (a mark under a condition, or outside __init__): rebound
         at the mark to a partial of torch's checkpoint, so every later call is checkpointed and the mark keeps
         its condition; only where every later use is a call."""
         assigned = self._assigned(mark, stmt)
         receiver = assigned if assigned is not None else mark.func.value
-        cls, func = self._enclosing(stmt)
         if not (isinstance(receiver, ast.Name) or names.is_self_attr(receiver)):
             return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is called by code of another "
                                                       "object, out of sight: mark each call with "
@@ -493,13 +493,6 @@ class MindSporeToTorch(SiteLog):
         else:
             self.src.replace_node(stmt, f"{operator} = {wrapped}")
         self.diag(site, "RC217", target=self.src.segment(receiver))
-
-    def _enclosing(self, stmt: ast.stmt):
-        """(class, function) around a statement, from the walk's records."""
-        for node, scope, s, cls, func in self.marks:
-            if s is stmt:
-                return cls, func
-        return None, None
 
     def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:
         """torch keyword -> value text for the checkpoint calls, or why the mark cannot be converted."""

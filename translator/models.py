@@ -582,8 +582,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         """`super().__init__(...)` with arguments, in a class deriving from the model base itself: a call of the base
         class, so its entry decides the arguments (MindSpore's `auto_prefix=` goes, with the reason); the callee
         stays."""
-        if not (func.attr == "__init__" and isinstance(func.value, ast.Call) and isinstance(func.value.func, ast.Name)
-                and func.value.func.id == "super" and self._self_or_super(func.value) and self.cls is not None):
+        if not (func.attr == "__init__" and isinstance(func.value, ast.Call) and self._self_or_super(func.value)
+                and self.cls is not None):
             return None
         bases = {self.qualname(b)[0] for b in self.cls.bases}
         base = next((b for b in self.framework.model_bases if b in bases), None)

@@ -105,7 +105,7 @@ def missed_models(facts: dict, models: frozenset[str]) -> set[str]:
 
 
 def made_by(value: ast.AST | None, scope: names.Scope, module: str, chained: frozenset[str],
-            local: Callable[[str], list] = lambda name: [], seen: frozenset = frozenset()) -> list[str | None]:
+            local: Callable[[str], list] = lambda name: []) -> list[str | None]:
     """The qualified names of the classes or functions whose call made `value` (`P.TopK().shard(...)` is made by
     TopK: `chained` are the methods that return the object they are called on), each branch of `a if c else b`
     counted, and a local name followed to the values `local` finds bound to it (`norm = A if c else B`, then
@@ -129,7 +129,7 @@ def made_by(value: ast.AST | None, scope: names.Scope, module: str, chained: fro
             return [q for w in values for q in refs(w, seen | {v.id})]
         return [qualified(names.attribute_chain(v), scope, module)]
 
-    return made(value, seen)
+    return made(value, frozenset())
 
 
 def assignments(owner: ast.AST) -> dict:
@@ -196,18 +196,18 @@ class Tree:
     """A package's modules, each read and parsed the first time a question needs it, and what they make: is a
     class or a factory's result a Cell, an operator, something else, or not shown (`kind`)? `read(module)` gives a
     module's source bytes and the package its relative imports resolve against, or None where the tree has no
-    such module. `frameworks`: mappings.Framework objects
-    (what their model bases, layer and operator modules are); `chained`: the methods that return their object."""
+    such module. `frameworks`: mappings.Framework objects (their model bases, layer and operator modules, and the
+    methods that return their object, `chained`)."""
 
-    def __init__(self, read: Callable[[str], bytes | None], frameworks, chained: frozenset[str],
-                 package: str | None = None):
-        self._read, self.frameworks, self.chained = read, tuple(frameworks), chained
+    def __init__(self, read: Callable[[str], tuple[bytes, str] | None], frameworks, package: str | None = None):
+        self._read, self.frameworks = read, tuple(frameworks)
+        self.chained = frozenset().union(*(f.returns_self for f in self.frameworks))
         self.package = package   # the top package: names under it are looked up, no others
         self._members: dict[str, dict | None] = {}
         self._trees: dict[str, ast.Module] = {}   # parsed by the caller, members not worked out yet
 
     @classmethod
-    def on_disk(cls, root: str, top: str, frameworks, chained: frozenset[str]) -> "Tree":
+    def on_disk(cls, root: str, top: str, frameworks) -> "Tree":
         """The package `top` in the folder `root` (package_root), read from disk as Python would import it."""
         def read(module: str) -> tuple[bytes, str] | None:
             base = os.path.join(root, *module.split("."))
@@ -219,13 +219,17 @@ class Tree:
                 except OSError:
                     continue
             return None
-        return cls(read, frameworks, chained, top)
+        return cls(read, frameworks, top)
 
     def add(self, module: str, tree: ast.Module) -> None:
         """A module the caller has parsed (the file being translated): its members are worked out from `tree`
         when a question first needs them."""
         self._members.pop(module, None)
         self._trees[module] = tree
+
+    def release(self, module: str) -> None:
+        """Drop the tree `add` was given if no question needed it: a later one reads the module again."""
+        self._trees.pop(module, None)
 
     def members(self, module: str) -> dict | None:
         """module_members of a module of the tree, or None (not in the tree, or not Python)."""
