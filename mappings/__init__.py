@@ -180,6 +180,7 @@ class Framework:
     mode_dependent_layers: frozenset[str] = frozenset()   # layer classes that differ in training and evaluation mode
     same_tensor: frozenset[str] = frozenset()         # functions that return the tensor they are given (as_tensor)
     returns_self: frozenset[str] = frozenset()        # methods of its layers and operators that return their object
+    one_operator_layers: tuple[tuple[str, str], ...] = ()   # (layer class, the attribute of the one operator it runs)
 
     @property
     def containers(self) -> frozenset[str]:
@@ -203,6 +204,7 @@ class ReportedApi:
     what: dict                # en / zh
     instead: dict             # en / zh: what to write on the other side
     aliases: tuple[str, ...] = ()
+    settings_only: bool = False   # holds settings that its package's own code acts on: carried over with it
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -423,7 +425,8 @@ def _framework(name: str, raw: dict) -> Framework:
                      reexports=tuple(raw.get("reexports", {}).items()),
                      mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())),
                      same_tensor=frozenset(raw.get("same_tensor", ())),
-                     returns_self=frozenset(raw.get("returns_self", ())))
+                     returns_self=frozenset(raw.get("returns_self", ())),
+                     one_operator_layers=tuple(raw.get("one_operator_layers", {}).items()))
 
 
 # A parameter named by a Python keyword (torch.Tensor.uniform_'s `from`, only ever passed by position): entries

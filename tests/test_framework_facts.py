@@ -1062,3 +1062,23 @@ def test_leaky_relu_gradient_at_zero_is_a_tie_in_mindspore(pynative):
     t = torch.tensor(x, requires_grad=True)
     torch.nn.functional.leaky_relu(t, 0.01).sum().backward()
     assert got.tolist() == pytest.approx([0.01, 0.505, 1.0]) and t.grad.tolist() == pytest.approx([0.01, 0.01, 1.0])
+
+
+@pytest.mark.parametrize("layer, attribute", mappings.default().frameworks["mindspore"].one_operator_layers)
+def test_the_layers_that_run_one_operator(layer, attribute):
+    """`self.softmax.softmax.recompute()` is translated as a mark on the layer `self.softmax`: each layer of
+    `one_operator_layers` holds one operator, in that attribute, and no child Cell, and its construct calls that
+    operator and nothing else."""
+    import ast
+    import importlib
+    import textwrap
+    from mindspore.ops.primitive import Primitive
+
+    module, _, name = layer.rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    cell = cls()
+    operators = [k for k, v in vars(cell).items() if isinstance(v, Primitive)]
+    assert operators == [attribute] and not cell._cells
+    construct = ast.parse(textwrap.dedent(inspect.getsource(cls.construct)))
+    called = {ast.unparse(n.func) for n in ast.walk(construct) if isinstance(n, ast.Call)}
+    assert called == {f"self.{attribute}"}, called

@@ -435,6 +435,18 @@ def test_a_file_whose_only_recompute_name_is_capitalised_is_read():
     assert [d.code for s in result.sites for d in s.diagnostics] == ["RC260", "RC261"]
 
 
+def test_a_settings_only_name_used_in_its_own_package_carries_over_with_it():
+    """TransformerRecomputeConfig only holds settings that mindformers' own code acts on (settings_only): used in
+    mindformers itself it is translated with the package, not reported; in another package it is. A name that
+    does something (DeepSpeed's checkpointing, tests/test_sweep.py) is reported in its own package too."""
+    src = ("from mindformers.modules.transformer import TransformerRecomputeConfig\n\n"
+           "config = TransformerRecomputeConfig(True)\n")
+    result = translate_bytes(src.encode(), "parallel_config.py", to="torch", package="mindformers.core")
+    assert result.sites == [] and result.new_data is None
+    other = translate_bytes(src.encode(), "parallel_config.py", to="torch", package="mymodels.core")
+    assert [d.code for s in other.sites for d in s.diagnostics] == ["RC260", "RC261"]
+
+
 # -- conditions, undoing marks, marks as values -----------------------------------------------------
 
 CONDITIONAL = """\
@@ -532,6 +544,46 @@ def test_recompute_false_on_a_cell_goes_with_the_reason():
     """)
     assert codes(result) == ["RC216"] and "raises TypeError" in result.sites[0].diagnostics[0].message
     assert "recompute" not in out and "pass" not in out
+
+
+ONE_OPERATOR = """\
+    import mindspore as ms
+    from mindspore import nn
+
+
+    def get_dropout(p):
+        return nn.Dropout(p=p)
+
+
+    class Attention(nn.Cell):
+        def __init__(self, select=True):
+            super().__init__()
+            self.softmax = nn.Softmax().to_float(ms.float16)
+            self.dropout = get_dropout(0.1)
+            self.dense = nn.Dense(4, 4)
+            self.softmax.softmax.shard(((1, 1),))
+            self.dropout.dropout.recompute(False)
+            if select:
+                self.softmax.softmax.recompute()
+                self.dense.matmul.recompute()
+
+        def construct(self, x):
+            return self.dropout(self.softmax(self.dense(x)))
+"""
+
+
+def test_a_mark_on_the_one_operator_of_a_layer_marks_the_layer():
+    """nn.Softmax runs its operator `softmax` and nothing else: marking that operator is marking the layer
+    (RC218), in place under its condition (RC211); turning it off is the operator's own (RC215), through the
+    factory that makes the layer. A layer that runs more than its operator (nn.Dense) is not shown: it stays."""
+    result, out = to_torch(ONE_OPERATOR)
+    assert [[d.code for d in s.diagnostics] for s in result.sites] == [["RC215"], ["RC218", "RC211"], ["RC290"]]
+    assert ("        if select:\n"
+            "            torch.distributed._composable.checkpoint(self.softmax)\n"
+            "            # recompat: RC290") in out
+    assert "self.dropout.dropout.recompute" not in out and "self.softmax.softmax.shard(((1, 1),))" in out
+    ast.parse(out)
+    assert to_torch(out)[1] == out
 
 
 VALUE_MARK = """\

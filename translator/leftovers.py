@@ -5,6 +5,8 @@ statement, so no such reference stays unmarked.
 Uses of the names mappings/reported.yaml lists for the side (RC160 from torch, RC260 from MindSpore), and the
 imports of the side's names that stayed (RC161 / RC261). Working on the output, not the input: a name a rule
 rewrote away is not reported, one a rule carried into its output is. An entry's API is stage 1's business.
+A `settings_only` name of the package the file belongs to is not reported: the package's own code acts on those
+settings, and is translated with it (mindformers' TransformerRecomputeConfig, met in mindformers itself).
 """
 from __future__ import annotations
 
@@ -50,12 +52,18 @@ class _Leftovers(names.ScopedWalker, SiteLog):
         prefixes = _name_prefixes(mappings, side)
         self.interesting = {name for _, name, qual, _ in self.bindings if qual in prefixes}
         self.libraries = {qual.split(".")[0] for _, _, qual, _ in self.bindings if qual}
+        self.own = src.package.split(".")[0] if src.package else None   # the top package of the file
+
+    def _reported(self, qual: str) -> ReportedApi | None:
+        """The reported.yaml entry that covers `qual`, unless it only holds settings of the file's own package."""
+        api = self.m.reported_api(self.side, qual)
+        return None if api is not None and api.settings_only and qual.split(".")[0] == self.own else api
 
     def visit_Attribute(self, node):
         qual = self._qualname(node)
         if qual is not None and self._entry_api(qual):
             return                              # stage 1 rewrote or reported it
-        if qual is not None and (api := self.m.reported_api(self.side, qual)) is not None:
+        if qual is not None and (api := self._reported(qual)) is not None:
             return self._report(node, api)     # one report per dotted name
         api = self.m.reported_method(self.side, node.attr)
         if api is not None and api.api.split(".")[0] in self.libraries:   # the file uses the method's library
@@ -64,7 +72,7 @@ class _Leftovers(names.ScopedWalker, SiteLog):
 
     def visit_Name(self, node):
         qual = self._qualname(node)
-        if qual is not None and not self._entry_api(qual) and (api := self.m.reported_api(self.side, qual)):
+        if qual is not None and not self._entry_api(qual) and (api := self._reported(qual)):
             self._report(node, api)
 
     def _qualname(self, node) -> str | None:
@@ -95,7 +103,7 @@ class _Leftovers(names.ScopedWalker, SiteLog):
         found = []
         for stmt, name, qual, alias in self.bindings:
             qual = alias.name if isinstance(stmt, ast.Import) and not alias.asname else qual
-            if qual and (qual in self.entries or self.m.reported_api(self.side, qual)):
+            if qual and (qual in self.entries or self._reported(qual)):
                 found.append((stmt, name, qual, alias))
         if not found:
             return

@@ -114,6 +114,7 @@ class MindSporeToTorch(SiteLog):
         self.classes.add(self.module, tree)
         self._bindings: dict[int, dict] = {}   # id(owner) -> project.assignments(owner)
         self._use_cache: dict[int, dict] = {}  # id(owner) -> _uses(owner)
+        self._layers: dict[int, tuple] = {}    # id(mark) -> (the layer it marks whole, its class): _layer_of_operator
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -184,7 +185,7 @@ class MindSporeToTorch(SiteLog):
         return self._bindings[id(owner)]
 
     def _receiver_kind(self, mark: ast.Call, scope, cls, func) -> str:
-        receiver = mark.func.value
+        receiver = self._receiver(mark)
         if any(kw.arg in self._cell_only_keywords for kw in mark.keywords):
             return CELL   # keywords only Cell.recompute takes
         if isinstance(receiver, ast.Name) and receiver.id == "self" and cls is not None:
@@ -201,13 +202,37 @@ class MindSporeToTorch(SiteLog):
             return self._value_kind(receiver, scope)
         elif isinstance(receiver, ast.Attribute) and names.is_self_attr(receiver.value) and cls is not None:
             # self.softmax.softmax: what the class of self.softmax assigns to its own attribute softmax
-            owners = [q for v in self._assignments(cls, ("self", receiver.value.attr))
-                      for q in project.made_by(v, scope, self.module, self.chained, project.bound_in(self._bound(cls)))]
+            owners = [c for v in self._assignments(cls, ("self", receiver.value.attr))
+                      for q in project.made_by(v, scope, self.module, self.chained, project.bound_in(self._bound(cls)))
+                      for c in self.classes.made(q)]
             return project.one([self.classes.attribute_kind(q, receiver.attr) for q in owners]) or UNKNOWN
         else:
             return UNKNOWN
         kinds = {self._value_kind(v, scope, local) if v is not None else UNKNOWN for v in values}
         return kinds.pop() if len(kinds) == 1 else UNKNOWN
+
+    def _receiver(self, mark: ast.Call) -> ast.expr:
+        """What a mark marks: its object, or the layer whose one operator that is (_layer_of_operator)."""
+        return self._layers[id(mark)][0] if id(mark) in self._layers else mark.func.value
+
+    def _layer_of_operator(self, mark: ast.Call, scope, stmt, cls) -> tuple[ast.expr, str] | None:
+        """`self.softmax.softmax.recompute()`, where every value of self.softmax is a layer whose construct runs
+        the operator it holds in `softmax` and nothing else (frameworks.yaml `one_operator_layers`: nn.Softmax):
+        (self.softmax, its class), a mark of the whole layer. Not for a mark that turns recompute off (that is
+        the operator's own: RC215) or whose value is used."""
+        receiver = mark.func.value
+        if not (isinstance(receiver, ast.Attribute) and names.is_self_attr(receiver.value) and cls is not None
+                and isinstance(stmt, ast.Expr) and stmt.value is mark and not self._undoes(mark)):
+            return None
+        values = self._assignments(cls, ("self", receiver.value.attr))
+        if not values or None in values:
+            return None
+        local = project.bound_in(self._bound(cls))
+        layers = {c for v in values for q in project.made_by(v, scope, self.module, self.chained, local)
+                  for c in self.classes.made(q)}
+        if len(layers) == 1 and self.classes.one_operator(layer := layers.pop()) == receiver.attr:
+            return receiver.value, layer
+        return None
 
     def _collected_into_a_sequence(self, func, name: str) -> bool:
         """`layers.append(x)` ... `SequentialCell(layers)` (or x itself in such a call): x is a Cell."""
@@ -247,6 +272,9 @@ class MindSporeToTorch(SiteLog):
             site = self.site(node, self.function_entry.mindspore["api"])
             self.diag(site, "RC291", name=name, source=site.api)
             self.manual(site, stmt)
+        for node, scope, stmt, cls, func in self.marks:
+            if (layer := self._layer_of_operator(node, scope, stmt, cls)) is not None:
+                self._layers[id(node)] = layer
         plans = self._mark_plans()
         for node, scope, stmt, cls, func in self.marks:
             self._mark(node, scope, stmt, cls, func, plans)
@@ -330,7 +358,7 @@ class MindSporeToTorch(SiteLog):
         no operator and gives nothing away, so it is no use here."""
         plans = {}
         for node, scope, stmt, cls, func in self.marks:
-            receiver = node.func.value if isinstance(stmt, ast.Expr) and stmt.value is node else \
+            receiver = self._receiver(node) if isinstance(stmt, ast.Expr) and stmt.value is node else \
                 self._assigned(node, stmt)   # `self.op = Op().recompute()`: the attribute
             if not (names.is_self_attr(receiver) and cls is not None and func is not None
                     and func.name == "__init__" and any(s is stmt for s in func.body)):
@@ -393,12 +421,15 @@ class MindSporeToTorch(SiteLog):
         kind = self._receiver_kind(mark, scope, cls, func)
         if kind == OTHER:
             return
-        target = self.src.segment(mark.func.value)
+        target = self.src.segment(self._receiver(mark))
         entry = self.primitive_entry if kind == PRIMITIVE else self.cell_entry
         api = entry.mindspore["api"]
         if mark.func.attr in self.older:
             api, entry = self.older[mark.func.attr]
         site = self.site(mark, api)
+        if id(mark) in self._layers:
+            self.diag(site, "RC218", operator=self.src.segment(mark.func.value), layer=self._layers[id(mark)][1],
+                      target=target)
         leave = functools.partial(self._leave_mark, site, mark, stmt)
         if kind == PRIMITIVE and entry is not self.primitive_entry:
             return leave(f"{target} is an operator, and {api} is a Cell's")
@@ -432,9 +463,9 @@ class MindSporeToTorch(SiteLog):
     def _mark_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, entry: Entry, kind: str,
                     calls: list | None, cls, func) -> None:
         """The mark goes and the calls in sight are checkpointed; else a Cell is marked in place (composable)."""
-        target = self.src.segment(mark.func.value)
+        target = self.src.segment(self._receiver(mark))
         leave = functools.partial(self._leave_mark, site, mark, stmt)
-        if self._undoes(mark, entry, kind):
+        if self._undoes(mark):
             return self._undo(site, mark, stmt, kind)
         options = self._mark_options(site, mark, entry)
         if isinstance(options, str):
@@ -451,7 +482,7 @@ class MindSporeToTorch(SiteLog):
         self.src.replace_node(stmt, f"{self.composable}({args})")
         self.diag(site, "RC211", target=target)
 
-    def _undoes(self, mark: ast.Call, entry: Entry, kind: str) -> bool:
+    def _undoes(self, mark: ast.Call) -> bool:
         """`op.recompute(False)` / `recompute(mode=False)`: the call turns recompute off instead of marking."""
         if mark.func.attr in self.older:
             return False    # recompute_(mode=False): _older_mark says what it does
@@ -461,7 +492,7 @@ class MindSporeToTorch(SiteLog):
 
     def _undo(self, site: Site, mark: ast.Call, stmt: ast.stmt, kind: str) -> None:
         """Turning recompute off is torch's default: the call goes (a statement) or gives its operator (a value)."""
-        target = self.src.segment(mark.func.value)
+        target = self.src.segment(self._receiver(mark))
         if isinstance(stmt, ast.Expr) and stmt.value is mark:
             edits.delete_statement(self.src, self.tree, stmt)
         else:
@@ -474,7 +505,7 @@ class MindSporeToTorch(SiteLog):
         at the mark to a partial of torch's checkpoint, so every later call is checkpointed and the mark keeps
         its condition; only where every later use is a call."""
         assigned = self._assigned(mark, stmt)
-        receiver = assigned if assigned is not None else mark.func.value
+        receiver = assigned if assigned is not None else self._receiver(mark)
         if not (isinstance(receiver, ast.Name) or names.is_self_attr(receiver)):
             return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is called by code of another "
                                                       "object, out of sight: mark each call with "
@@ -485,7 +516,7 @@ class MindSporeToTorch(SiteLog):
                                                       "torch.utils.checkpoint.checkpoint")
         self.imports_needed.add("functools")
         options = {self.torch_reentrant_kw: "False", **options}
-        operator = self.src.segment(mark.func.value)
+        operator = self.src.segment(self._receiver(mark))
         extra = ", ".join(f"{k}={v}" for k, v in options.items())
         wrapped = f"functools.partial({self._checkpoint_name()}, {operator}, {extra})"
         if assigned is not None:
@@ -544,14 +575,14 @@ class MindSporeToTorch(SiteLog):
         if mode is not None and not (isinstance(mode, ast.Constant) and mode.value is True):
             return (f"{flag}={self.src.segment(mode)} is decided at run time: True marks the Cell (torch: checkpoint "
                     "its calls), False turns recompute off")
-        self.diag(site, "RC262", target=self.src.segment(mark.func.value), method=method,
+        self.diag(site, "RC262", target=self.src.segment(self._receiver(mark)), method=method,
                   args=", ".join(self.src.segment(a) for a in [*mark.args, *mark.keywords]))
         return {}
 
     def _own_method(self, mark: ast.Call, cls, func) -> bool:
         """Is the receiver an instance of this file's classes, each of which defines (or inherits from a class of
         this file) a method of the mark's name? Then the call is that method, not MindSpore's mark."""
-        receiver, method = mark.func.value, mark.func.attr
+        receiver, method = self._receiver(mark), mark.func.attr
         if isinstance(receiver, ast.Name) and receiver.id == "self" and cls is not None:
             classes = [cls.name]
         else:
@@ -579,7 +610,7 @@ class MindSporeToTorch(SiteLog):
         """Delete the mark (a mark used as a value gives its operator); checkpoint each call of the marked
         attribute."""
         assigned = self._assigned(mark, stmt)
-        target = self.src.segment(mark.func.value if assigned is None else assigned)
+        target = self.src.segment(self._receiver(mark) if assigned is None else assigned)
         name = self._checkpoint_name()
         reentrant = options.get(self.torch_reentrant_kw)
         if reentrant is None:

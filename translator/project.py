@@ -202,6 +202,8 @@ class Tree:
     def __init__(self, read: Callable[[str], tuple[bytes, str] | None], frameworks, package: str | None = None):
         self._read, self.frameworks = read, tuple(frameworks)
         self.chained = frozenset().union(*(f.returns_self for f in self.frameworks))
+        self._one_operator = {layer: attr for f in self.frameworks for layer, attr in f.one_operator_layers}
+        self._reexports = tuple(r for f in self.frameworks for r in f.reexports)
         self.package = package   # the top package: names under it are looked up, no others
         self._members: dict[str, dict | None] = {}
         self._trees: dict[str, ast.Module] = {}   # parsed by the caller, members not worked out yet
@@ -286,9 +288,30 @@ class Tree:
             return CELL if CELL in kinds else PRIMITIVE
         return OTHER if all(k == OTHER for k in kinds) else None
 
+    def made(self, qual: str | None, seen=()) -> list[str | None]:
+        """The classes whose instances calling `qual` makes: a factory of the tree followed to what it returns;
+        a class, or a name the tree does not define, is itself."""
+        found = self._defined(qual) if qual and qual not in seen else None
+        if found is None or found[0] == "class":
+            return [found[1] if found else qual]
+        _, where, members = found
+        return [c for q in members["functions"][where] for c in self.made(q, (*seen, qual))]
+
+    def one_operator(self, layer: str | None) -> str | None:
+        """The attribute holding the one operator a framework layer class runs (frameworks.yaml
+        `one_operator_layers`; a re-exported name read as its public one), or None."""
+        if layer is None:
+            return None
+        for package, public in self._reexports:
+            if layer.startswith(package + "."):
+                layer = f"{public}.{layer.rsplit('.', 1)[1]}"
+        return self._one_operator.get(layer)
+
     def attribute_kind(self, owner: str | None, attr: str) -> str | None:
         """What `<an instance of owner>.<attr>` holds, from every assignment of `self.<attr>` in the class (and
-        the bases it is shown to have in the tree)."""
+        the bases it is shown to have in the tree), or a framework layer's one operator."""
+        if attr == self.one_operator(owner):
+            return PRIMITIVE
         found = self._defined(owner) if owner else None
         if found is None or found[0] != "class":
             return None
