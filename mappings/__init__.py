@@ -181,6 +181,7 @@ class Framework:
     same_tensor: frozenset[str] = frozenset()         # functions that return the tensor they are given (as_tensor)
     returns_self: frozenset[str] = frozenset()        # methods of its layers and operators that return their object
     one_operator_layers: tuple[tuple[str, str], ...] = ()   # (layer class, the attribute of the one operator it runs)
+    children: tuple[tuple[str, str], ...] = ()   # (how a layer gives its child layers, in what shape)
 
     @property
     def containers(self) -> frozenset[str]:
@@ -426,7 +427,8 @@ def _framework(name: str, raw: dict) -> Framework:
                      mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())),
                      same_tensor=frozenset(raw.get("same_tensor", ())),
                      returns_self=frozenset(raw.get("returns_self", ())),
-                     one_operator_layers=tuple(raw.get("one_operator_layers", {}).items()))
+                     one_operator_layers=tuple(raw.get("one_operator_layers", {}).items()),
+                     children=tuple(raw.get("children", {}).items()))
 
 
 # A parameter named by a Python keyword (torch.Tensor.uniform_'s `from`, only ever passed by position): entries

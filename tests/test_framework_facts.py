@@ -1082,3 +1082,35 @@ def test_the_layers_that_run_one_operator(layer, attribute):
     construct = ast.parse(textwrap.dedent(inspect.getsource(cls.construct)))
     called = {ast.unparse(n.func) for n in ast.walk(construct) if isinstance(n, ast.Call)}
     assert called == {f"self.{attribute}"}, called
+
+
+@pytest.mark.parametrize("framework, way, shape", [
+    (f, way, shape) for f in ("torch", "mindspore") for way, shape in mappings.default().frameworks[f].children])
+def test_how_a_layer_gives_its_child_layers(framework, way, shape):
+    """`for name, cell in layer._cells.items(): cell.recompute()` marks a Cell when `layer` is one
+    (project.Tree._child_of): each way of `children` gives layers only, in the shape the data says."""
+    if framework == "torch":
+        parent, base = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU()), torch.nn.Module
+    else:
+        parent, base = nn.SequentialCell([nn.Dense(2, 2), nn.ReLU()]), nn.Cell
+    attribute = way.removesuffix("()")
+    given = getattr(parent, attribute)
+    given = given() if way.endswith("()") else given
+    if shape == "mapping":
+        assert isinstance(given, dict)
+        layers = list(given.values())
+    elif shape == "pairs":
+        pairs = list(given)
+        assert all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in pairs)
+        layers = [layer for _, layer in pairs]
+    else:
+        layers = list(given)
+    assert len(layers) >= 2 and all(isinstance(layer, base) for layer in layers)
+
+
+@pytest.mark.parametrize("container", sorted(mappings.default().frameworks["mindspore"].sequences))
+def test_a_container_of_cells_takes_cells_only(container, pynative):
+    """`self.layers.append(layer)` with `self.layers = nn.CellList()` shows that layer is a Cell
+    (project.Tree._into_layers): MindSpore refuses anything else."""
+    with pytest.raises(TypeError, match="Cell"):
+        getattr(nn, container)().append(3)

@@ -62,12 +62,13 @@ def test_every_translated_file_parses_and_a_second_run_changes_nothing(translate
 
 
 def test_most_recompute_sites_are_rewritten(translated):
-    """Marks on classes, factories and attributes of other files of the package, marks under conditions, undone
-    marks and marks used as values are rewritten; what stays is config-driven (a mark on a parameter)."""
+    """Marks on classes, factories and attributes of other files of the package, on a layer's one operator, on
+    parameters every call of the package passes a Cell, under conditions, undone and used as values are rewritten
+    (the issue's goal: 90%); what stays is a mark on `getattr(layer, name)`, decided at run time."""
     sites = [s for f in translated[1]["files"] for s in f.get("sites", [])]
     rewritten = [s for s in sites if s["status"] in ("converted", "partial")]
     assert len(sites) >= 60
-    assert len(rewritten) / len(sites) >= 0.75, (len(rewritten), len(sites))
+    assert len(rewritten) / len(sites) >= 0.9, (len(rewritten), len(sites))
 
 
 def test_no_recompute_is_left_without_a_reason(translated):

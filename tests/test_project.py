@@ -238,3 +238,76 @@ def test_the_tree_reads_each_module_once_and_only_its_own_package():
     assert tree.kind("pkg.b.B") == project.CELL
     assert tree.kind("other.Thing") is None and tree.kind("pkg.missing.X") is None
     assert sorted(read) == ["pkg.a", "pkg.b", "pkg.missing"]
+
+
+SETTING_PACKAGE = {
+    "__init__.py": "",
+    "setting.py": """\
+        import mindspore                   # the file uses MindSpore: its marks are MindSpore's
+        class LayerSetting:
+            def __init__(self, recompute):
+                self.recompute = recompute
+
+            def __call__(self, layer, layer_id):
+                self.set_recompute(layer, layer_id)
+
+            def set_recompute(self, layer, layer_id):
+                if self.recompute:
+                    layer.recompute()
+                else:
+                    LayerSetting.select(layer, ["attn"])
+
+            @staticmethod
+            def select(layer, patterns):
+                for name, cell in layer._cells.items():
+                    if name in patterns:
+                        cell.recompute()
+                    LayerSetting.select(cell, patterns[1:])
+                for attr in dir(layer):
+                    operator = getattr(layer, attr)
+                    operator.recompute()
+        """,
+    "model.py": """\
+        from mindspore import nn
+        from pkg.setting import LayerSetting
+
+
+        class Block(nn.Cell):
+            pass
+
+
+        class Model(nn.Cell):
+            def __init__(self, config, spec):
+                super().__init__()
+                self.setting = LayerSetting(config.recompute)
+                self.layers = nn.CellList()
+                for i in range(2):
+                    layer = Block()
+                    self.setting(layer, i)
+                for i in range(2):
+                    built = spec.build()                # what nothing shows, but a CellList takes Cells only
+                    self.setting(built, i)
+                    self.layers.append(built)
+        """,
+}
+
+
+def test_a_mark_on_a_parameter_is_read_from_every_call_of_the_package(tmp_path):
+    """`layer.recompute()` in LayerSetting is on a Cell: every call of set_recompute (through __call__, through
+    the instance the model holds) passes one, a block the model builds or one it puts in a CellList; a child of
+    a Cell (`layer._cells`) is a Cell, whatever the recursive call passes; `getattr(layer, attr)` stays."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    write(pkg, SETTING_PACKAGE)
+
+    def marks():
+        report = run(Options(paths=[str(pkg / "setting.py")], to="torch", check=True, quiet=True, json_path=None))
+        return {s.line: [d.code for d in s.diagnostics] for r in report.results for s in r.sites}
+
+    assert marks() == {11: ["RC219", "RC211"], 19: ["RC211"], 23: ["RC290"]}
+    # planted: a caller that passes an operator makes the parameter not shown, and with it the children
+    model = SETTING_PACKAGE["model.py"].replace("from mindspore import nn\n",
+                                                "from mindspore import nn, ops\n").replace(
+        "                    layer = Block()\n", "                    layer = ops.ReLU()\n")
+    write(pkg, {"model.py": model})
+    assert marks() == {11: ["RC290"], 19: ["RC290"], 23: ["RC290"]}

@@ -115,6 +115,7 @@ class MindSporeToTorch(SiteLog):
         self._bindings: dict[int, dict] = {}   # id(owner) -> project.assignments(owner)
         self._use_cache: dict[int, dict] = {}  # id(owner) -> _uses(owner)
         self._layers: dict[int, tuple] = {}    # id(mark) -> (the layer it marks whole, its class): _layer_of_operator
+        self._parameter_kinds: dict[int, str] = {}   # id(mark) -> what every call passes, for a mark on a parameter
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -198,6 +199,11 @@ class MindSporeToTorch(SiteLog):
             values, local = self._assignments(func, receiver.id), project.bound_in(self._bound(func))
             if self._collected_into_a_sequence(func, receiver.id):
                 return CELL
+            if not values or None in values:   # a parameter, a loop variable: what the package's calls show
+                kind = self.classes.expression_kind(self.module, cls, func, receiver)
+                if kind is not None and not values:
+                    self._parameter_kinds[id(mark)] = kind
+                return kind if kind in (CELL, PRIMITIVE, OTHER) else UNKNOWN
         elif isinstance(receiver, ast.Call):    # ops.ReLU().recompute()
             return self._value_kind(receiver, scope)
         elif isinstance(receiver, ast.Attribute) and names.is_self_attr(receiver.value) and cls is not None:
@@ -430,6 +436,9 @@ class MindSporeToTorch(SiteLog):
         if id(mark) in self._layers:
             self.diag(site, "RC218", operator=self.src.segment(mark.func.value), layer=self._layers[id(mark)][1],
                       target=target)
+        if id(mark) in self._parameter_kinds:
+            self.diag(site, "RC219", target=target, function=func.name, package=self.classes.package,
+                      kind="a Cell" if kind == CELL else "an operator")
         leave = functools.partial(self._leave_mark, site, mark, stmt)
         if kind == PRIMITIVE and entry is not self.primitive_entry:
             return leave(f"{target} is an operator, and {api} is a Cell's")
@@ -506,6 +515,11 @@ class MindSporeToTorch(SiteLog):
         its condition; only where every later use is a call."""
         assigned = self._assigned(mark, stmt)
         receiver = assigned if assigned is not None else self._receiver(mark)
+        if id(mark) in self._parameter_kinds and assigned is None:
+            return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is a parameter: rebinding it to "
+                                                      "a checkpointing partial here would not reach the object the "
+                                                      "caller holds: mark the caller's calls with "
+                                                      "torch.utils.checkpoint.checkpoint")
         if not (isinstance(receiver, ast.Name) or names.is_self_attr(receiver)):
             return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is called by code of another "
                                                       "object, out of sight: mark each call with "

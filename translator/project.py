@@ -199,14 +199,25 @@ class Tree:
     such module. `frameworks`: mappings.Framework objects (their model bases, layer and operator modules, and the
     methods that return their object, `chained`)."""
 
-    def __init__(self, read: Callable[[str], tuple[bytes, str] | None], frameworks, package: str | None = None):
-        self._read, self.frameworks = read, tuple(frameworks)
+    def __init__(self, read: Callable[[str], tuple[bytes, str] | None], frameworks, package: str | None = None,
+                 modules: Callable[[], list[str]] = lambda: []):
+        self._read, self.frameworks, self._modules = read, tuple(frameworks), modules
         self.chained = frozenset().union(*(f.returns_self for f in self.frameworks))
         self._one_operator = {layer: attr for f in self.frameworks for layer, attr in f.one_operator_layers}
         self._reexports = tuple(r for f in self.frameworks for r in f.reexports)
         self.package = package   # the top package: names under it are looked up, no others
         self._members: dict[str, dict | None] = {}
         self._trees: dict[str, ast.Module] = {}   # parsed by the caller, members not worked out yet
+        self.sequences = frozenset().union(*(f.sequences for f in self.frameworks))
+        self._children = {k: v for f in self.frameworks for k, v in f.children}
+        self._layer_modules = tuple(m for f in self.frameworks for m in f.layer_modules)
+        # what the questions about parameters (parameter_kind) keep: each module's tree, scope and functions,
+        # the bindings of each function or class, every module's source (to find the few that name a class)
+        self._parsed: dict[str, ast.Module | None] = {}
+        self._scopes: dict[str, names.Scope] = {}
+        self._functions: dict[str, list] = {}
+        self._bindings: dict[int, dict] = {}
+        self._sources: dict[str, bytes] | None = None
 
     @classmethod
     def on_disk(cls, root: str, top: str, frameworks) -> "Tree":
@@ -221,7 +232,14 @@ class Tree:
                 except OSError:
                     continue
             return None
-        return cls(read, frameworks, top)
+
+        def modules() -> list[str]:
+            found = []
+            for folder, _, files in os.walk(os.path.join(root, top)):
+                package = os.path.relpath(folder, root).replace(os.sep, ".")
+                found += [package if f == "__init__.py" else f"{package}.{f[:-3]}" for f in files if f.endswith(".py")]
+            return sorted(found)
+        return cls(read, frameworks, top, modules)
 
     def add(self, module: str, tree: ast.Module) -> None:
         """A module the caller has parsed (the file being translated): its members are worked out from `tree`
@@ -237,18 +255,27 @@ class Tree:
         """module_members of a module of the tree, or None (not in the tree, or not Python)."""
         if module not in self._members:
             self._members[module] = None
-            tree = self._trees.pop(module, None)
+            tree = self._trees.get(module) or self._parsed.get(module) or self._parse(module)
             if tree is None:
-                found = self._read(module) if self.package and module.split(".")[0] == self.package else None
-                if found is None:
-                    return None
-                data, package = found
-                try:
-                    tree = names.resolve_relative_imports(ast.parse(data), package)
-                except (SyntaxError, ValueError, RecursionError):
-                    return None
+                return None
             self._members[module] = module_members(tree, module, self.chained)
         return self._members[module]
+
+    def _parse(self, module: str) -> ast.Module | None:
+        found = self._read(module) if self.package and module.split(".")[0] == self.package else None
+        if found is None:
+            return None
+        data, package = found
+        try:
+            return names.resolve_relative_imports(ast.parse(data), package)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+
+    def parsed(self, module: str) -> ast.Module | None:
+        """A module's tree, kept for the run (the questions about parameters walk it more than once)."""
+        if module not in self._parsed:
+            self._parsed[module] = self._trees.get(module) or self._parse(module)
+        return self._parsed[module]
 
     def _defined(self, qual: str, seen=()) -> tuple[str, str, dict] | None:
         """(kind of member: "class" | "function", its qualified name, its module's members) where `qual` is
@@ -320,6 +347,240 @@ class Tree:
         if made is None:
             return one([self.attribute_kind(b, attr) for b in members["classes"][where]] or [None])
         return one([self.kind(q) for q in made])
+
+
+    # -- a parameter's kind, from the calls the package makes --------------------------------------
+
+    def parameter_kind(self, module: str, cls: str | None, func: str, param: str, seen=()) -> str | None:
+        """What every call in the package passes as `param` of `func` (a method of the class `cls` of `module`,
+        or a function of the module where `cls` is None): CELL, PRIMITIVE, OTHER where all calls agree (a call
+        that leads back to this question gives no evidence either way), None where one does not show it, leaves
+        the parameter out or none is found. `LayerSetting.set_recompute(self, layer, layer_id)` is called with
+        `layer` by `__call__`, which the models call with the layers they build."""
+        key = (module, cls, func, param)
+        if key in seen:
+            return _CYCLE
+        definition = self._definition(module, cls, func)
+        if definition is None:
+            return None
+        seen = (*seen, key)
+        kinds = []
+        for where, caller_cls, caller, call, bound in self._calls_of(module, cls, definition):
+            argument = _argument(call, definition, param, bound)
+            if argument is None:
+                return None
+            kinds.append(self.expression_kind(where, caller_cls, caller, argument, seen))
+        kinds = [k for k in kinds if k != _CYCLE]
+        return one(kinds) if kinds else None
+
+    def _definition(self, module: str, cls: str | None, func: str) -> ast.FunctionDef | None:
+        tree = self.parsed(module)
+        body = tree.body if tree is not None else []
+        if cls is not None:
+            body = next((c.body for c in body if isinstance(c, ast.ClassDef) and c.name == cls), [])
+        return next((f for f in body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == func),
+                    None)
+
+    def _calls_of(self, module: str, cls: str | None, definition):
+        """(module, class node, function node, call, whether the call binds the first parameter) for each call
+        of `definition` the package shows: `self.m(...)` and `Cls.m(...)` in its module, `m(...)` for a
+        function, and calls through the instances other modules hold (`self.setting = Cls(...)`, then
+        `self.setting(...)` for `__call__` or `self.setting.m(...)`); only modules that spell the class's or
+        function's name are read."""
+        func, static = definition.name, _decorated(definition, "staticmethod")
+        qual = f"{module}.{cls or func}"
+        word = (cls or func).encode()
+        for where in [m for m, text in self._all_sources().items() if word in text]:
+            scope = self._scope(where)
+            for caller_cls, caller, calls in self._functions_of(where):
+                holders = ()
+                if cls is not None and not static:   # what could hold an instance: the receivers of such calls
+                    candidates = {_holder(c.func.value if isinstance(c.func, ast.Attribute) and c.func.attr == func
+                                          else c.func) for c in calls} - {None}
+                    if func != "__call__":
+                        candidates = {_holder(c.func.value) for c in calls
+                                      if isinstance(c.func, ast.Attribute) and c.func.attr == func} - {None}
+                    holders = self._holders(where, caller_cls, caller, qual, candidates) if candidates else ()
+                for call in calls:
+                    f = call.func
+                    if isinstance(f, ast.Name) and cls is None and self._names(f, scope, where, qual):
+                        yield where, caller_cls, caller, call, False
+                    elif isinstance(f, ast.Attribute) and f.attr == func and cls is not None:
+                        if names.is_self_attr(f) and where == module and caller_cls is not None \
+                                and caller_cls.name == cls:
+                            yield where, caller_cls, caller, call, not static
+                        elif self._names(f.value, scope, where, qual):
+                            yield where, caller_cls, caller, call, False
+                        elif _holder(f.value) in holders:
+                            yield where, caller_cls, caller, call, True
+                    if func == "__call__" and _holder(f) in holders:
+                        yield where, caller_cls, caller, call, True
+
+    def _holders(self, module: str, cls, func, qual: str, candidates: set) -> set:
+        """Those of `candidates` (names, `("self", attr)`) that hold an instance of `qual` where `func` runs."""
+        scope, found = self._scope(module), set()
+        for key in candidates:
+            owner = func if isinstance(key, str) else cls
+            bindings = self._bound(owner) if owner is not None else {}
+            values = bindings.get(key, [])
+            made = [q for v in values for q in made_by(v, scope, module, self.chained, bound_in(bindings))]
+            if made and all(q is not None and qual in self.made(q) for q in made):
+                found.add(key)
+        return found
+
+    def expression_kind(self, module: str, cls, func, expr: ast.expr, seen=()) -> str | None:
+        """What `expr` is where `func` (of class `cls`, or None) of `module` evaluates it."""
+        scope = self._scope(module)
+        local = self._bound(func) if func is not None else {}
+        if isinstance(expr, ast.Name):
+            if func is not None and expr.id not in local and expr.id in parameters(func):
+                return self.parameter_kind(module, cls.name if cls else None, func.name, expr.id, seen)
+            values = local.get(expr.id, [])
+            if len(values) == 1 and self._into_layers(module, cls, func, expr.id):
+                return CELL   # its one value is put in a CellList or SequentialCell, which take Cells only
+            if values and all(v is None for v in values) and (child := self._child_of(func, expr)) is not None:
+                parent = self.expression_kind(module, cls, func, child, seen)
+                return parent if parent in (CELL, _CYCLE) else None   # a Cell's children are Cells
+        elif names.is_self_attr(expr) and cls is not None:
+            values = self._bound(cls).get(("self", expr.attr), [])
+        else:
+            values = [expr]
+        if not values or None in values:
+            return None
+        return one([self.kind(q) for v in values for q in made_by(v, scope, module, self.chained, bound_in(local))])
+
+    def _child_of(self, func, use: ast.Name) -> ast.expr | None:
+        """X where the name `use` reads is bound by the innermost loop around it, a loop over X's child layers
+        (`for n, c in X._cells.items()`, `for c in X.cells()`: frameworks.yaml `children`), else None."""
+        name = use.id
+        loops = [n for n in ast.walk(func) if isinstance(n, (ast.For, ast.AsyncFor))
+                 and n.body[0].lineno <= use.lineno <= n.end_lineno
+                 and any(isinstance(t, ast.Name) and t.id == name for t in ast.walk(n.target))]
+        if not loops:
+            return None
+        loop = max(loops, key=lambda n: n.lineno)
+        target, source = loop.target, loop.iter
+        call = isinstance(source, ast.Call) and not source.args and not source.keywords
+        method = source.func.attr if call and isinstance(source.func, ast.Attribute) else None
+        if method in ("items", "values") and isinstance(source.func.value, (ast.Attribute, ast.Call)):
+            inner = source.func.value   # X._cells.items(), X.name_cells().values()
+            shape = {"items": "pairs", "values": "values"}[method]
+        else:
+            inner, shape = source, None
+        is_call = isinstance(inner, ast.Call) and not inner.args and not inner.keywords
+        attribute = inner.func if is_call else inner
+        if not isinstance(attribute, ast.Attribute):
+            return None
+        given = self._children.get(attribute.attr + ("()" if is_call else ""))
+        if given is None or (shape is not None) != (given == "mapping"):
+            return None
+        shape = shape or given
+        bound = (isinstance(target, ast.Name) if shape == "values" else
+                 isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
+                 and target.elts[1].id == name)
+        return attribute.value if bound else None
+
+    def _into_layers(self, module: str, cls, func, name: str) -> bool:
+        """Is `name` put in a container of layers in `func`: `holder.append(name)` or `.insert(i, name)` on one
+        (a local, or `self.<attr>` of the class) made by SequentialCell / CellList?"""
+        scope = self._scope(module)
+        for n in ast.walk(func):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "insert")
+                    and n.args and isinstance(n.args[-1], ast.Name) and n.args[-1].id == name):
+                holder = n.func.value
+                values = (self._bound(func).get(holder.id, []) if isinstance(holder, ast.Name) else
+                          self._bound(cls).get(("self", holder.attr), []) if names.is_self_attr(holder) and cls
+                          else [])
+                made = [q for v in values for q in made_by(v, scope, module, self.chained)]
+                if made and all(self._is_sequence(q) for q in made):
+                    return True
+        return False
+
+    def _is_sequence(self, qual: str | None) -> bool:
+        return (qual is not None and qual.rsplit(".", 1)[-1] in self.sequences
+                and qual.startswith(self._layer_modules))
+
+    def _names(self, node, scope, module: str, qual: str) -> bool:
+        """Does `node`, read in `module`, name the class or function `qual` (re-exports followed)?"""
+        found = self._defined(q) if (q := qualified(names.attribute_chain(node), scope, module)) else None
+        return found is not None and found[1] == qual
+
+    def _all_sources(self) -> dict[str, bytes]:
+        if self._sources is None:
+            self._sources = {m: found[0] for m in self._modules() if (found := self._read(m)) is not None}
+        return self._sources
+
+    def _scope(self, module: str) -> names.Scope:
+        if module not in self._scopes:
+            self._scopes[module] = names.build_scope(self.parsed(module) or ast.Module([], []), None)
+        return self._scopes[module]
+
+    def _bound(self, owner: ast.AST) -> dict:
+        if id(owner) not in self._bindings:
+            self._bindings[id(owner)] = assignments(owner)
+        return self._bindings[id(owner)]
+
+    def _functions_of(self, module: str) -> list:
+        """(class node or None, function node, the calls in its own body) for every function of a module, nested
+        ones included (a function in a method counts as the method's class's)."""
+        if module not in self._functions:
+            found = []
+
+            def walk(node, cls):
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, ast.ClassDef):
+                        walk(child, child)
+                    elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        calls = []
+                        stack = list(ast.iter_child_nodes(child))
+                        while stack:
+                            n = stack.pop()
+                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                                continue
+                            if isinstance(n, ast.Call):
+                                calls.append(n)
+                            stack.extend(ast.iter_child_nodes(n))
+                        found.append((cls, child, calls))
+                        walk(child, cls)
+                    else:
+                        walk(child, cls)
+            walk(self.parsed(module) or ast.Module([], []), None)
+            self._functions[module] = found
+        return self._functions[module]
+
+
+_CYCLE = "cycle"   # parameter_kind: the question asked again on the way; no evidence either way
+
+
+def _holder(node) -> str | tuple | None:
+    """The key project.assignments gives what `node` reads: a name, or ("self", attr)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return ("self", node.attr) if names.is_self_attr(node) else None
+
+
+def _decorated(func, name: str) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == name for d in func.decorator_list)
+
+
+def parameters(func) -> list[str]:
+    a = func.args
+    return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+
+
+def _argument(call: ast.Call, func, param: str, bound: bool) -> ast.expr | None:
+    """The expression a call passes as `param` of `func` (`bound`: the call fills the first parameter itself,
+    `self.m(x)`), or None (left to its default, or passed through *args / **kwargs)."""
+    positional = [p.arg for p in (*func.args.posonlyargs, *func.args.args)]
+    if bound or _decorated(func, "classmethod"):
+        positional = positional[1:]
+    if param in positional:
+        i = positional.index(param)
+        if any(isinstance(a, ast.Starred) for a in call.args[:i + 1]):
+            return None
+        if i < len(call.args):
+            return call.args[i]
+    return next((k.value for k in call.keywords if k.arg == param), None)
 
 
 def one(kinds: list) -> str | None:
