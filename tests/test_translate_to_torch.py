@@ -681,3 +681,29 @@ def test_cell_init_keywords_torch_has_no_use_for_are_dropped_with_the_reason():
     assert [d.message.split(" dropped")[0] for d in dropped] == ["mindspore.nn.Cell: auto_prefix",
                                                                  "mindspore.nn.Cell: flags"]
     assert all(s.line != 15 for s in result.sites)
+
+
+@pytest.mark.parametrize("arguments, dropped", [("auto_prefix=True", []), ("flags=None", []),
+                                                 ("auto_prefix=False", ["auto_prefix"]), ("True", [])])
+def test_a_cell_init_keyword_at_what_torch_does_anyway_goes_with_nothing_lost(arguments, dropped):
+    """auto_prefix=True is what torch's Module does (its parameter names are attribute paths), flags=None is
+    Cell's own default: dropping them loses nothing, so no partial note; auto_prefix=False is one (RC306)."""
+    code = textwrap.dedent(f"""\
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__({arguments})
+                self.fc = nn.Dense(4, 4)
+
+            def construct(self, x):
+                return self.fc(x)
+    """)
+    result = translate_bytes(code.encode(), "m.py", to="torch", scope="model")
+    assert "        super().__init__()\n" in result.new_data.decode()
+    notes = [d.message.split(" dropped")[0].rsplit(": ", 1)[1] for s in result.sites for d in s.diagnostics
+             if d.code == "RC306"]
+    assert notes == dropped
+    init = [s for s in result.sites if s.line == 6]
+    assert init and all(s.status == ("partial" if dropped else "converted") for s in init)

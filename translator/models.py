@@ -846,7 +846,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if self.m.diagnostics.get(p.code or "", {}).get("status") == "manual":   # its value matters
                 if not convert.same(text, getattr(p, f"{frm}_default")):
                     raise _Manual("RC309", param=a.name, value=text, why=p.why or "no counterpart")
-            else:
+            elif not any(convert.same(text, getattr(p, f"{side}_default")) for side in (frm, to)):
+                # (a value the source takes by default, or that the target does anyway, goes with nothing lost)
                 plan.notes.append(("RC306", {"api": qual, "param": a.name, "why": p.why or "no counterpart"}))
             plan.drop.append(a)
             return
