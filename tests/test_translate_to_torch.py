@@ -707,3 +707,21 @@ def test_a_cell_init_keyword_at_what_torch_does_anyway_goes_with_nothing_lost(ar
     assert notes == dropped
     init = [s for s in result.sites if s.line == 6]
     assert init and all(s.status == ("partial" if dropped else "converted") for s in init)
+
+
+def test_a_name_rebound_before_it_goes_into_a_sequential_cell_is_not_taken_for_a_cell():
+    """`layers.append(layer)` then `SequentialCell(layers)` shows that layer is a Cell only where layer holds one
+    kind of value: here the marked one is an operator, and the name is bound again before it goes in."""
+    result, out = to_torch("""\
+        from mindspore import nn, ops
+
+
+        def build(make):
+            layers = []
+            layer = ops.ReLU()
+            layer.recompute()
+            layer = make()
+            layers.append(layer)
+            return nn.SequentialCell(layers)
+    """)
+    assert codes(result) == ["RC290"] and "    layer.recompute()\n" in out

@@ -95,7 +95,6 @@ class MindSporeToTorch(SiteLog):
         self.cell_bases = frozenset(b for f in frameworks for b in f.model_bases)
         self.cell_modules = tuple(m for f in frameworks for m in f.layer_modules)
         self.primitive_modules = tuple(m for f in frameworks for m in f.operator_modules)
-        self.sequences = frozenset().union(*(f.sequences for f in frameworks))
         self.calls: list = []
         self.marks: list = []
         self.shadowed_calls: list = []
@@ -197,8 +196,9 @@ class MindSporeToTorch(SiteLog):
             values, local = self._assignments(cls, ("self", receiver.attr)), project.bound_in(self._bound(cls))
         elif isinstance(receiver, ast.Name) and func is not None:
             values, local = self._assignments(func, receiver.id), project.bound_in(self._bound(func))
-            if self._collected_into_a_sequence(func, receiver.id):
-                return CELL
+            if self.classes.one_kind(func, receiver.id) and self.classes.into_layers(self.module, cls, func,
+                                                                                       receiver.id):
+                return CELL   # put in a SequentialCell or CellList
             if not values or None in values:   # a parameter, a loop variable: what the package's calls show
                 kind = self.classes.expression_kind(self.module, cls, func, receiver)
                 if kind is not None and not values:
@@ -239,23 +239,6 @@ class MindSporeToTorch(SiteLog):
         if len(layers) == 1 and self.classes.one_operator(layer := layers.pop()) == receiver.attr:
             return receiver.value, layer
         return None
-
-    def _collected_into_a_sequence(self, func, name: str) -> bool:
-        """`layers.append(x)` ... `SequentialCell(layers)` (or x itself in such a call): x is a Cell."""
-        holders = {name}
-        for n in ast.walk(func):
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "insert")
-                    and any(isinstance(a, ast.Name) and a.id == name for a in n.args)
-                    and isinstance(n.func.value, ast.Name)):
-                holders.add(n.func.value.id)
-        for n in ast.walk(func):
-            if isinstance(n, ast.Call) and names._callee_name(n) in self.sequences:
-                for a in n.args:
-                    a = a.value if isinstance(a, ast.Starred) else a
-                    items = a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]
-                    if any(isinstance(i, ast.Name) and i.id in holders for i in items):
-                        return True
-        return False
 
     @property
     def _cell_only_keywords(self) -> set[str]:

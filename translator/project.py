@@ -436,7 +436,7 @@ class Tree:
             if func is not None and expr.id not in local and expr.id in parameters(func):
                 return self.parameter_kind(module, cls.name if cls else None, func.name, expr.id, seen)
             values = local.get(expr.id, [])
-            if len(values) == 1 and self._into_layers(module, cls, func, expr.id):
+            if values and self.one_kind(func, expr.id) and self.into_layers(module, cls, func, expr.id):
                 return CELL   # its one value is put in a CellList or SequentialCell, which take Cells only
             if values and all(v is None for v in values) and (child := self._child_of(func, expr)) is not None:
                 parent = self.expression_kind(module, cls, func, child, seen)
@@ -480,11 +480,14 @@ class Tree:
                  and target.elts[1].id == name)
         return attribute.value if bound else None
 
-    def _into_layers(self, module: str, cls, func, name: str) -> bool:
-        """Is `name` put in a container of layers in `func`: `holder.append(name)` or `.insert(i, name)` on one
-        (a local, or `self.<attr>` of the class) made by SequentialCell / CellList?"""
-        scope = self._scope(module)
-        for n in ast.walk(func):
+    def into_layers(self, module: str, cls, func, name: str) -> bool:
+        """Is `name` put in a container of layers in `func` (SequentialCell, CellList: they refuse anything but
+        Cells): passed to one's constructor, itself or in a list (`layers.append(x)`, then
+        `SequentialCell(layers)`), or appended or inserted into one (a local, or `self.<attr>` of the class)? A
+        caller applies it only where `name` holds one kind of value in `func` (one_kind)."""
+        scope, nodes = self._scope(module), list(ast.walk(func))
+        holders = {name}
+        for n in nodes:
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "insert")
                     and n.args and isinstance(n.args[-1], ast.Name) and n.args[-1].id == name):
                 holder = n.func.value
@@ -494,7 +497,29 @@ class Tree:
                 made = [q for v in values for q in made_by(v, scope, module, self.chained)]
                 if made and all(self._is_sequence(q) for q in made):
                     return True
+                if isinstance(holder, ast.Name):
+                    holders.add(holder.id)
+        for n in nodes:
+            if isinstance(n, ast.Call) and all(self._is_sequence(q) for q in made_by(n, scope, module, self.chained)):
+                for a in n.args:
+                    a = a.value if isinstance(a, ast.Starred) else a
+                    items = a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]
+                    if any(isinstance(i, ast.Name) and i.id in holders for i in items):
+                        return True
         return False
+
+    def one_kind(self, func, name: str) -> bool:
+        """Does `name` hold one kind of value all through `func`: bound once, or only by loops over the same
+        name that `func` does not rebind (`for layer in blocks:` twice)?"""
+        bound = self._bound(func)
+        values = bound.get(name, [])
+        if len(values) <= 1:
+            return True
+        loops = [n for n in ast.walk(func) if isinstance(n, (ast.For, ast.AsyncFor))
+                 and isinstance(n.target, ast.Name) and n.target.id == name]
+        sources = {n.iter.id for n in loops if isinstance(n.iter, ast.Name)}
+        return (len(loops) == len(values) and len(sources) == 1 and all(isinstance(n.iter, ast.Name) for n in loops)
+                and not bound.get(next(iter(sources))))
 
     def _is_sequence(self, qual: str | None) -> bool:
         return (qual is not None and qual.rsplit(".", 1)[-1] in self.sequences
