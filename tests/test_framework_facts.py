@@ -854,7 +854,7 @@ def test_frameworks_yaml_names_what_the_frameworks_have(side):
                     and hasattr(resolve(package), short):
                 assert getattr(resolve(package), short) is resolve(name), name
                 found += 1
-        assert found > 10, f"{package} re-exports few of {public}'s entries: is it still the package?"
+        assert found, f"{package} re-exports none of {public}'s entries: is it still the package?"
     # the model base class's public methods, all of them
     assert set(fw.model_methods) == {n for n in dir(base) if not n.startswith("_") and callable(getattr(base, n))}
 

@@ -70,9 +70,11 @@ class _Use(NamedTuple):
 
 class MindSporeToTorch(SiteLog):
     def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, classes: project.Tree | None = None,
-                 module: str | None = None):
+                 module: str | None = None, whole_model: bool = False):
         """`classes`: the package's modules (project.Tree), where a class, factory or attribute of another file
-        is looked up; `module`: this file's dotted name."""
+        is looked up; `module`: this file's dotted name; `whole_model`: the model pass follows (--scope model),
+        so an operator whose entry makes it a torch layer class will be a module."""
+        self.whole_model = whole_model
         self.src, self.tree, self.m = src, tree, mappings
         self.apis = mappings.by_mindspore_name
         self.function_entry = mappings.entry("recompute")
@@ -332,10 +334,11 @@ class MindSporeToTorch(SiteLog):
                 self.diag(site, "RC202", why=forced)
             return None
         if kw is None:
-            self.diag(site, "RC201", value="True", why="MindSpore's default; torch warns when it is left out")
-            return f"{self.torch_reentrant_kw}=True"
+            self.diag(site, "RC201", value="True", why="MindSpore's default")
+            return f"{self.torch_reentrant_kw}=False"
         if literal_flag(kw.value) is True:
             self.diag(site, "RC201", value=self.src.segment(kw.value), why="as given")
+            self.src.replace_node(kw.value, "False")
         return None
 
     # -- marks -----------------------------------------------------------------------------
@@ -511,6 +514,11 @@ class MindSporeToTorch(SiteLog):
             return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is used after the mark other "
                                                       "than by calling it: mark each call with "
                                                       "torch.utils.checkpoint.checkpoint")
+        if assigned is None and self.whole_model and (layer := self._becomes_a_layer(receiver, cls, func)):
+            # torch refuses a partial in place of a submodule: mark the module in place instead
+            self.imports_needed.add(self.composable.rsplit(".", 1)[0])
+            self.src.replace_node(stmt, f"{self.composable}({self.src.segment(receiver)})")
+            return self.diag(site, "RC220", target=self.src.segment(receiver), layer=layer)
         self.imports_needed.add("functools")
         options = {self.torch_reentrant_kw: "False", **options}
         operator = self.src.segment(self._receiver(mark))
@@ -521,6 +529,30 @@ class MindSporeToTorch(SiteLog):
         else:
             self.src.replace_node(stmt, f"{operator} = {wrapped}")
         self.diag(site, "RC217", target=self.src.segment(receiver))
+
+    def _becomes_a_layer(self, receiver: ast.expr, cls, func) -> str | None:
+        """The torch layer class (`torch.nn.ReLU`) every operator the receiver holds becomes in the whole-model
+        translation (its entry's torch API), or None."""
+        owner, key = (cls, ("self", receiver.attr)) if names.is_self_attr(receiver) else (func, receiver.id)
+        values = self._assignments(owner, key) if owner is not None else []
+        entries = [self._entry_of(q) for v in values for q in project.made_by(v, self.module_scope, self.module,
+                                                                               self.chained)]
+        layers = {e.torch.get("api") for e in entries if e is not None}
+        if not entries or None in entries or len(layers) != 1:
+            return None
+        layer = layers.pop()
+        return layer if layer and self.m.frameworks["torch"].is_model_class(layer) else None
+
+    def _entry_of(self, qual: str | None) -> Entry | None:
+        """The proven entry of the whole-model translation for a MindSpore name, a re-exported one read as its
+        public name."""
+        if qual is None:
+            return None
+        for package, public in self.m.frameworks["mindspore"].reexports:
+            if qual.startswith(package + "."):
+                qual = f"{public}.{qual.rsplit('.', 1)[1]}"
+        entry = self.m.model_scope["mindspore"].get(qual)
+        return entry if entry is not None and entry.proven else None
 
     def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:
         """torch keyword -> value text for the checkpoint calls, or why the mark cannot be converted."""
@@ -611,10 +643,11 @@ class MindSporeToTorch(SiteLog):
         name = self._checkpoint_name()
         reentrant = options.get(self.torch_reentrant_kw)
         if reentrant is None:
-            self.diag(site, "RC201", value="True", why="Cell.recompute's default; torch warns when it is left out")
-            reentrant = "True"
+            self.diag(site, "RC201", value="True", why="Cell.recompute's default")
+            reentrant = "False"
         elif reentrant == "True":
             self.diag(site, "RC201", value="True", why="as given")
+            reentrant = "False"
         for call in calls:
             keywords = {**options, self.torch_reentrant_kw: reentrant}
             if call.keywords and reentrant != "False":

@@ -44,19 +44,19 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}: choose one of {', '.join(SCOPES)}")
     m = mappings or _mappings.default()
-    result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m, classes)
+    result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m, classes, scope)
     if scope == "model" and MODEL_TRIGGERS[to].search(result.new_data or data):
         _whole_model(data, path, package, to, result, m, origin, tree if result.new_data is None else None, models)
     return result
 
 
 def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, style: str, holders,
-                      m, classes=None) -> tuple[FileResult, Origin, ast.Module | None]:
+                      m, classes=None, scope: str = "checkpoint") -> tuple[FileResult, Origin, ast.Module | None]:
     """The checkpoint pass: its result, where each line of its output comes from in `data`, and the tree of `data`
     when it parsed it (None when it passed the file over)."""
     result = FileResult(path)
     if to == "torch":
-        return _to_torch(data, path, package, m, result, classes)
+        return _to_torch(data, path, package, m, result, classes, whole_model=scope == "model")
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
 
@@ -74,7 +74,7 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
 
 
 def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult,
-              classes=None) -> tuple[FileResult, Origin, ast.Module | None]:
+              classes=None, whole_model: bool = False) -> tuple[FileResult, Origin, ast.Module | None]:
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.mindspore_to_torch import MindSporeToTorch, import_markers, settle_imports
 
@@ -82,7 +82,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult
         return result, Origin(), None
     src = Source(data, path, package)
     tree = src.parse()
-    tx = MindSporeToTorch(src, tree, m, classes, project.module_name(path, package))
+    tx = MindSporeToTorch(src, tree, m, classes, project.module_name(path, package), whole_model)
     result.sites = tx.run()
     return (*_finish(data, src, tree, result,
                      lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten),

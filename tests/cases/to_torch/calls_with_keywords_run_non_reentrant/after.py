@@ -8,7 +8,7 @@ class Net(nn.Cell):
         self.attn = nn.Dense(4, 4)
 
     def construct(self, x, mask):
-        y = torch.utils.checkpoint.checkpoint(self.attn, x, use_reentrant=True)
+        y = torch.utils.checkpoint.checkpoint(self.attn, x, use_reentrant=False)
         return torch.utils.checkpoint.checkpoint(self.attn,
             y,  # again
             mask=mask, use_reentrant=False,

@@ -5,5 +5,5 @@ def f(block, x):
     return torch.utils.checkpoint.checkpoint(
         block,
         x,  # the input
-        early_stop=True, use_reentrant=True,
+        early_stop=True, use_reentrant=False,
     )

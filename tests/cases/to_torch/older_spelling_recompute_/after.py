@@ -17,7 +17,7 @@ class Block(nn.Cell):
         self.tail.recompute_(flag)
 
     def construct(self, x):
-        x = torch.utils.checkpoint.checkpoint(self.norm, torch.utils.checkpoint.checkpoint(self.mlp, torch.utils.checkpoint.checkpoint(self.attn, x, use_reentrant=True), use_reentrant=True), use_reentrant=True)
+        x = torch.utils.checkpoint.checkpoint(self.norm, torch.utils.checkpoint.checkpoint(self.mlp, torch.utils.checkpoint.checkpoint(self.attn, x, use_reentrant=False), use_reentrant=False), use_reentrant=False)
         return self.tail(self.head(x))
 
 

@@ -16,7 +16,7 @@ class Net(nn.Cell):
     def construct(self, x):
         x = self.fc1(x)
         x = self.relu1(x)
-        x = torch.utils.checkpoint.checkpoint(self.fc2, x, use_reentrant=True)
+        x = torch.utils.checkpoint.checkpoint(self.fc2, x, use_reentrant=False)
         x = torch.utils.checkpoint.checkpoint(self.relu2, x, use_reentrant=False)
         x = self.fc3(x)
         return x

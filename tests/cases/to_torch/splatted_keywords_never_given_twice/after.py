@@ -2,7 +2,7 @@ import torch.utils.checkpoint
 
 
 def run(block, *args, **kwargs):
-    return torch.utils.checkpoint.checkpoint(block, *args, **{"use_reentrant": True, **kwargs})
+    return torch.utils.checkpoint.checkpoint(block, *args, **{"use_reentrant": False, **kwargs})
 
 
 def run_non_reentrant(block, x, **options):
