@@ -763,3 +763,51 @@ def test_an_operator_that_becomes_a_torch_module_is_marked_in_place_in_a_whole_m
     assert net.fc.weight.grad is not None
     result, marks_only = to_torch(code)
     assert codes(result) == ["RC217"] and "functools.partial(" in marks_only
+
+
+def test_a_loop_over_a_container_of_layers_yields_cells():
+    """A CellList's and a SequentialCell's items, a CellDict's values, the list a SequentialCell was built from
+    (a slice of it too) are Cells; a plain list that no container takes shows nothing."""
+    result, out = to_torch("""\
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self, n, things):
+                super().__init__()
+                self.layers = nn.CellList([nn.Dense(4, 4) for _ in range(n)])
+                self.named = nn.CellDict({"a": nn.Dense(4, 4)})
+                blocks = [nn.Dense(4, 4) for _ in range(n)]
+                self.seq = nn.SequentialCell(*blocks)
+                self.things = things
+                for layer in self.layers:
+                    layer.recompute()
+                for name, cell in self.named.items():
+                    cell.recompute()
+                for block in blocks[:2]:
+                    block.recompute()
+                for thing in self.things:
+                    thing.recompute()
+    """)
+    assert [[d.code for d in s.diagnostics] for s in result.sites] == [["RC211"], ["RC211"], ["RC211"], ["RC290"]]
+    assert "torch.distributed._composable.checkpoint(block)" in out and "    thing.recompute()\n" in out
+
+
+def test_names_mindspore_re_exports_are_read_as_their_public_names():
+    """mindspore.common.dtype.float32 is mindspore.float32, mindspore.nn.cell.Cell is mindspore.nn.Cell
+    (frameworks.yaml reexports, pinned by identity in tests/test_framework_facts.py): the whole-model
+    translation finds their entries."""
+    code = textwrap.dedent("""\
+        from mindspore.common import dtype as mstype
+        from mindspore.common.tensor import Tensor
+        from mindspore.nn.cell import Cell
+
+
+        class Net(Cell):
+            def construct(self, x: Tensor) -> Tensor:
+                return x.astype(mstype.float32) if False else x
+    """)
+    result = translate_bytes(code.encode(), "m.py", to="torch", scope="model")
+    out = result.new_data.decode()
+    assert "class Net(nn.Module):" in out and "x: torch.Tensor" in out and "torch.float32" in out
+    assert "mindspore.common.dtype.float32" not in {s.api for s in result.sites if s.status == "manual"}

@@ -209,6 +209,7 @@ class Tree:
         self._members: dict[str, dict | None] = {}
         self._trees: dict[str, ast.Module] = {}   # parsed by the caller, members not worked out yet
         self.sequences = frozenset().union(*(f.sequences for f in self.frameworks))
+        self._mappings = frozenset().union(*(f.mappings for f in self.frameworks))
         self._children = {k: v for f in self.frameworks for k, v in f.children}
         self._layer_modules = tuple(m for f in self.frameworks for m in f.layer_modules)
         # what the questions about parameters (parameter_kind) keep: each module's tree, scope and functions,
@@ -438,8 +439,11 @@ class Tree:
             values = local.get(expr.id, [])
             if values and self.one_kind(func, expr.id) and self.into_layers(module, cls, func, expr.id):
                 return CELL   # its one value is put in a CellList or SequentialCell, which take Cells only
-            if values and all(v is None for v in values) and (child := self._child_of(func, expr)) is not None:
-                parent = self.expression_kind(module, cls, func, child, seen)
+            if values and all(v is None for v in values) and (loop := self._loop_source(func, expr)) is not None:
+                source, how = loop
+                if how != "children":   # a CellList's, a SequentialCell's, a CellDict's items are Cells
+                    return CELL if self._holds_layers(module, cls, func, source, how) else None
+                parent = self.expression_kind(module, cls, func, source, seen)
                 return parent if parent in (CELL, _CYCLE) else None   # a Cell's children are Cells
         elif names.is_self_attr(expr) and cls is not None:
             values = self._bound(cls).get(("self", expr.attr), [])
@@ -449,36 +453,63 @@ class Tree:
             return None
         return one([self.kind(q) for v in values for q in made_by(v, scope, module, self.chained, bound_in(local))])
 
-    def _child_of(self, func, use: ast.Name) -> ast.expr | None:
-        """X where the name `use` reads is bound by the innermost loop around it, a loop over X's child layers
-        (`for n, c in X._cells.items()`, `for c in X.cells()`: frameworks.yaml `children`), else None."""
-        name = use.id
+    def _loop_source(self, func, use: ast.Name) -> tuple[ast.expr, str] | None:
+        """(X, how) where the name `use` reads is bound by the innermost loop around it and that loop yields
+        X's layers: how "children", a loop over a layer's children (`for n, c in X._cells.items()`,
+        `for c in X.cells()`: frameworks.yaml `children`); "sequence", a loop over a container of layers or the
+        list one was built from, or a slice of either (`for layer in self.layers`, `for b in blocks[:4]`);
+        "mapping", over a dict of layers' values or items (`for c in X.values()`); else None."""
         loops = [n for n in ast.walk(func) if isinstance(n, (ast.For, ast.AsyncFor))
                  and n.body[0].lineno <= use.lineno <= n.end_lineno
-                 and any(isinstance(t, ast.Name) and t.id == name for t in ast.walk(n.target))]
+                 and any(isinstance(t, ast.Name) and t.id == use.id for t in ast.walk(n.target))]
         if not loops:
             return None
         loop = max(loops, key=lambda n: n.lineno)
-        target, source = loop.target, loop.iter
-        call = isinstance(source, ast.Call) and not source.args and not source.keywords
-        method = source.func.attr if call and isinstance(source.func, ast.Attribute) else None
-        if method in ("items", "values") and isinstance(source.func.value, (ast.Attribute, ast.Call)):
-            inner = source.func.value   # X._cells.items(), X.name_cells().values()
-            shape = {"items": "pairs", "values": "values"}[method]
-        else:
-            inner, shape = source, None
-        is_call = isinstance(inner, ast.Call) and not inner.args and not inner.keywords
-        attribute = inner.func if is_call else inner
-        if not isinstance(attribute, ast.Attribute):
-            return None
-        given = self._children.get(attribute.attr + ("()" if is_call else ""))
-        if given is None or (shape is not None) != (given == "mapping"):
-            return None
-        shape = shape or given
-        bound = (isinstance(target, ast.Name) if shape == "values" else
-                 isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
-                 and target.elts[1].id == name)
-        return attribute.value if bound else None
+        source = loop.iter
+        single = isinstance(loop.target, ast.Name)   # `for c in ...`; else `for name, c in ...`
+        pair = (isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2
+                and isinstance(loop.target.elts[1], ast.Name) and loop.target.elts[1].id == use.id)
+        method = None
+        if isinstance(source, ast.Call) and not source.args and not source.keywords \
+                and isinstance(source.func, ast.Attribute) and source.func.attr in ("items", "values"):
+            method, source = source.func.attr, source.func.value   # X.values(), X._cells.items()
+        if method is None and single:
+            while isinstance(source, ast.Subscript) and isinstance(source.slice, ast.Slice):
+                source = source.value
+        if isinstance(source, ast.Name) or names.is_self_attr(source):
+            if method is None and single:
+                return source, "sequence"
+            return (source, "mapping") if (method == "values" and single) or (method == "items" and pair) else None
+        is_call = isinstance(source, ast.Call) and not source.args and not source.keywords
+        attribute = source.func if is_call else source
+        way = self._children.get(attribute.attr + ("()" if is_call else "")) \
+            if isinstance(attribute, ast.Attribute) else None
+        shape = {"values": "values", "items": "pairs"}.get(method) if way == "mapping" else \
+            (way if method is None else None)
+        if shape is not None and (single if shape == "values" else pair):
+            return attribute.value, "children"
+        return None
+
+    def _holds_layers(self, module: str, cls, func, holder: ast.expr, how: str) -> bool:
+        """Is `holder` (a local or `self.<attr>`) a container of layers of that kind (made by one only), or,
+        for a sequence, a local list given whole to one's constructor (`SequentialCell(layers)`)?"""
+        scope = self._scope(module)
+        values = (self._bound(func).get(holder.id, []) if isinstance(holder, ast.Name) else
+                  self._bound(cls).get(("self", holder.attr), []) if cls is not None else [])
+        made = [q for v in values for q in made_by(v, scope, module, self.chained)]
+        kinds = self.sequences if how == "sequence" else self._mappings
+        if made and all(q is not None and q.rsplit(".", 1)[-1] in kinds and q.startswith(self._layer_modules)
+                        for q in made):
+            return True
+        return how == "sequence" and isinstance(holder, ast.Name) and any(
+            isinstance(n, ast.Call) and self._is_sequence(self._made_one(n, scope, module))
+            and any(isinstance(a.value if isinstance(a, ast.Starred) else a, ast.Name)
+                    and (a.value if isinstance(a, ast.Starred) else a).id == holder.id for a in n.args)
+            for n in ast.walk(func))
+
+    def _made_one(self, call: ast.Call, scope, module: str) -> str | None:
+        made = made_by(call, scope, module, self.chained)
+        return made[0] if len(made) == 1 else None
 
     def into_layers(self, module: str, cls, func, name: str) -> bool:
         """Is `name` put in a container of layers in `func` (SequentialCell, CellList: they refuse anything but
