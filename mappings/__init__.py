@@ -50,6 +50,7 @@ class Param:
     parallel: bool = False                  # a MindSpore auto-parallel option of Cell.recompute (schema.json)
     role: str | None = None                 # what it is to the checkpoint rules: reentrancy, rng_state, ... (schema)
     compare: dict | None = None             # a layer setting transfer_weights compares (schema.json); {} = plainly
+    mindspore_aliases: tuple[str, ...] = ()   # older keyword names MindSpore takes for it (Tensor.mean's axis=)
 
     @property
     def codes(self) -> tuple[tuple[str, str], ...]:
@@ -132,6 +133,12 @@ class Entry:
         The first row naming it wins (MindSpore's Dropout keep_prob and p both pair with torch's p)."""
         side = side or self.source
         return next((p for p in self.params if getattr(p, side) == name), None)
+
+    def keyword(self, name: str, side: str) -> str:
+        """The parameter a keyword of `side` names: itself, or the one it is an older name of (`axis` -> `dim`)."""
+        if side == "mindspore":
+            return next((p.mindspore for p in self.params if name in p.mindspore_aliases and p.mindspore), name)
+        return name
 
     @property
     def settings(self) -> tuple[Param, ...]:
@@ -486,6 +493,7 @@ def _params(raw: dict, where: str) -> tuple[Param, ...]:
                                    f"{p[key]} repeats the default of the recorded {side} signature; leave it out "
                                    "(it is derived from the signature)")
         p["compare"] = _compare(p.get("compare"))
+        p["mindspore_aliases"] = tuple(p.get("mindspore_aliases", ()))
         out.append(Param(**p))
     return tuple(out)
 

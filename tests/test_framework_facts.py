@@ -1114,3 +1114,21 @@ def test_a_container_of_cells_takes_cells_only(container, pynative):
     (project.Tree._into_layers): MindSpore refuses anything else."""
     with pytest.raises(TypeError, match="Cell"):
         getattr(nn, container)().append(3)
+
+
+# A value per parameter name for the probe below.
+ALIAS_PROBE_VALUES = {"dim": (1, 2), "keepdim": True}
+
+
+@pytest.mark.parametrize("entry, param", [
+    (e, p) for e in mappings.default().entries for p in e.params if p.mindspore_aliases])
+def test_mindspores_older_keyword_names_are_the_same_parameters(entry, param, pynative):
+    """`x.mean(axis=(1, 2), keep_dims=True)` is read as `x.mean(dim=(1, 2), keepdim=True)` (Entry.keyword):
+    MindSpore gives the same result under each older name of a parameter as under its name."""
+    assert entry.rule == "tensor_method", f"{entry.id}: the probe calls tensor methods only"
+    x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32))
+    method = entry.mindspore["api"].rsplit(".", 1)[1]
+    value = ALIAS_PROBE_VALUES[param.mindspore]
+    want = getattr(x, method)(**{param.mindspore: value}).asnumpy()
+    for alias in param.mindspore_aliases:
+        np.testing.assert_array_equal(getattr(x, method)(**{alias: value}).asnumpy(), want)

@@ -118,6 +118,25 @@ def test_conv_padding_gives_conv1d_an_int_and_conv3d_six_values():
     assert conv_padding("torch", {"pad_mode": "'pad'", "padding": "(1, 1, 2, 2)"}, back) == ({"padding": "(1, 2)"}, None)
 
 
+def test_a_setting_chosen_at_run_time_is_converted_branch_by_branch():
+    """`pad_mode="pad" if padding else "valid"` converts each branch, and what differs is chosen the same way;
+    branches that give different target settings are refused with the reason."""
+    from recompat.translator.convert import Unconvertible, convert_text
+
+    back = {"padding": "padding", "pad_mode": "pad_mode"}
+    out, note = convert_text("conv_padding", "torch", {"pad_mode": '"pad" if padding else "valid"',
+                                                       "padding": "padding"}, back)
+    assert out == {"padding": "padding if padding else 0"} and "taken for an int" in note
+    out, note = convert_text("conv_padding", "torch", {"pad_mode": "'same' if keep else 'valid'", "padding": "0"},
+                             back)
+    assert out == {"padding": "'same' if keep else 0"} and "stride 1" in note
+    out, _ = convert_text("conv_padding", "mindspore", {"padding": "1 if odd else (1, 2)"}, {"padding": "padding"})
+    assert out == {"pad_mode": "'pad'", "padding": "1 if odd else (1, 1, 2, 2)"}
+    with pytest.raises(Unconvertible, match="reflect"):
+        convert_text("conv_padding", "mindspore", {"padding": "1", "padding_mode": "'reflect' if r else 'zeros'"},
+                     {"padding": "padding", "padding_mode": "padding_mode"})
+
+
 def test_a_value_with_no_counterpart_leaves_the_call_as_it_is():
     out, codes, r = tx(HEADER + "a = nn.Conv2d(3, 8, 3, padding_mode='reflect')\n")
     assert "nn.Conv2d(3, 8, 3, padding_mode='reflect')" in out

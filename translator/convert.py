@@ -346,6 +346,31 @@ CONVERTERS = {f.__name__: f for f in (one_minus, gelu_approximate, shape_tuple, 
                                       transpose_padding, interpolate_scale)}
 
 
+def convert_text(name: str, to: str, values: dict, names: dict) -> tuple[dict, str | None]:
+    """Run the converter `name` on source text. A value chosen at run time between two others
+    (`pad_mode="pad" if padding else "valid"`) is converted branch by branch, and each target value that differs
+    between the branches is chosen the same way (`padding=padding if padding else 0`); the branches must give
+    the same target names."""
+    for key, text in values.items():
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except SyntaxError:
+            continue
+        if not isinstance(node, ast.IfExp):
+            continue
+        (a, note_a), (b, note_b) = (convert_text(name, to, {**values, key: ast.unparse(branch)}, names)
+                                    for branch in (node.body, node.orelse))
+        if a.keys() != b.keys():
+            raise Unconvertible(f"{key}={text.strip()}: its branches give different {'/'.join(sorted(a | b))}")
+        test = ast.unparse(node.test)
+        wrap = lambda t: f"({t})" if isinstance(ast.parse(t, mode="eval").body,
+                                               (ast.IfExp, ast.Lambda, ast.NamedExpr)) else t
+        out = {k: a[k] if same(a[k], b[k]) else f"{wrap(a[k])} if {wrap(test)} else {wrap(b[k])}" for k in a}
+        notes = [n for n in dict.fromkeys((note_a, note_b)) if n]
+        return out, "; ".join(notes) or None
+    return CONVERTERS[name](to, values, names)
+
+
 def apply(name: str, to: str, values: dict, names: dict) -> dict:
     """A converter on values rather than text (transfer_weights reads a built layer's settings): `values` maps
     each source name to a Python value (repr() must read back), the result maps target names to values. Raises

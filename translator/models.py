@@ -765,9 +765,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 notes.append(("RC304", {"api": qual, "what": f"**{self.src.segment(k.value)}",
                                         "target": entry.names(self.to)[0]}))
                 continue
-            if k.arg not in positional and k.arg not in kwonly and kwarg is None:
+            name = entry.keyword(k.arg, self.frm)   # an older spelling MindSpore takes (axis= for dim=)
+            if name not in positional and name not in kwonly and kwarg is None:
                 raise _Manual("RC303", what=f"{k.arg}= is not a parameter of it")
-            bound.append(_Arg(k.arg if (k.arg in positional or k.arg in kwonly) else f"**{kwarg}", k, None))
+            bound.append(_Arg(name if (name in positional or name in kwonly) else f"**{kwarg}", k, None))
         return bound, notes
 
     def _plan(self, call: ast.Call, entry: Entry, qual: str) -> "_Plan":
@@ -812,7 +813,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if not names_:
                 continue
             try:
-                out, note = convert.CONVERTERS[conv](to, values, names_)
+                out, note = convert.convert_text(conv, to, values, names_)
             except convert.Unconvertible as exc:
                 manual = _Manual("RC309", param=", ".join(sorted(sources & set(given)) or sources), value="",
                                  why=str(exc))
