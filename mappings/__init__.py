@@ -194,6 +194,15 @@ class Framework:
     def containers(self) -> frozenset[str]:
         return self.sequences | self.mappings
 
+    def public_name(self, qual: str) -> str:
+        """A name under a re-exporting package read as the public one of the same last name
+        (torch.nn.modules.activation.ReLU -> torch.nn.ReLU, mindspore.common.dtype.float32 -> mindspore.float32);
+        any other name as it is."""
+        for package, public in self.reexports:
+            if qual.startswith(package + "."):
+                return f"{public}.{qual.rsplit('.', 1)[1]}"
+        return qual
+
     def is_model_class(self, qual: str) -> bool:
         """Whether a qualified name is its model base class or a layer class (a capitalised name of a layer
         module): what a model class derives from."""

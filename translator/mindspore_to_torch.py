@@ -548,10 +548,7 @@ class MindSporeToTorch(SiteLog):
         public name."""
         if qual is None:
             return None
-        for package, public in self.m.frameworks["mindspore"].reexports:
-            if qual.startswith(package + "."):
-                qual = f"{public}.{qual.rsplit('.', 1)[1]}"
-        entry = self.m.model_scope["mindspore"].get(qual)
+        entry = self.m.model_scope["mindspore"].get(self.m.frameworks["mindspore"].public_name(qual))
         return entry if entry is not None and entry.proven else None
 
     def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:

@@ -150,9 +150,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return None, None
         q = self.scope.qualname(chain[0])
         qual = ".".join([q, *chain[1:]]) if q else None
-        for package, public in self.framework.reexports if qual else ():
-            if qual.startswith(package + ".") and (short := f"{public}.{qual.rsplit('.', 1)[1]}") in self.table:
-                return short, chain[0]
+        if qual and (public := self.framework.public_name(qual)) in self.table:
+            return public, chain[0]
         return qual, chain[0]
 
     def ours(self, qual: str | None) -> bool:

@@ -204,7 +204,6 @@ class Tree:
         self._read, self.frameworks, self._modules = read, tuple(frameworks), modules
         self.chained = frozenset().union(*(f.returns_self for f in self.frameworks))
         self._one_operator = {layer: attr for f in self.frameworks for layer, attr in f.one_operator_layers}
-        self._reexports = tuple(r for f in self.frameworks for r in f.reexports)
         self.package = package   # the top package: names under it are looked up, no others
         self._members: dict[str, dict | None] = {}
         self._trees: dict[str, ast.Module] = {}   # parsed by the caller, members not worked out yet
@@ -330,10 +329,8 @@ class Tree:
         `one_operator_layers`; a re-exported name read as its public one), or None."""
         if layer is None:
             return None
-        for package, public in self._reexports:
-            if layer.startswith(package + "."):
-                layer = f"{public}.{layer.rsplit('.', 1)[1]}"
-        return self._one_operator.get(layer)
+        return next((self._one_operator[name] for name in {f.public_name(layer) for f in self.frameworks}
+                     if name in self._one_operator), None)
 
     def attribute_kind(self, owner: str | None, attr: str) -> str | None:
         """What `<an instance of owner>.<attr>` holds, from every assignment of `self.<attr>` in the class (and
