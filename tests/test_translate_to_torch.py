@@ -60,7 +60,7 @@ def test_the_function_form_through_every_import(imports, call):
 
 @pytest.mark.parametrize("keywords, expected, expected_codes", [
     ("use_reentrant=False", "use_reentrant=False", []),
-    ("use_reentrant=flag", "use_reentrant=flag", []),
+    ("use_reentrant=flag", "use_reentrant=False", ["RC201"]),
     ("save_rng_state=False", "preserve_rng_state=False, use_reentrant=False", ["RC205", "RC201"]),
     ("use_reentrant=False, early_stop=False", "use_reentrant=False, early_stop=False", []),
     ("use_reentrant=False, context_fn=ctx", "use_reentrant=False, context_fn=ctx", ["RC206"]),
@@ -811,3 +811,24 @@ def test_names_mindspore_re_exports_are_read_as_their_public_names():
     out = result.new_data.decode()
     assert "class Net(nn.Module):" in out and "x: torch.Tensor" in out and "torch.float32" in out
     assert "mindspore.common.dtype.float32" not in {s.api for s in result.sites if s.status == "manual"}
+
+
+def test_reentrancy_decided_at_run_time_becomes_non_reentrant():
+    """MindSpore's recompute gives the parameters their gradients whichever form runs; torch's non-reentrant
+    form is the one that does the same: a flag decided at run time becomes False, said (RC201)."""
+    result, out = to_torch("""\
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self, reentrant):
+                super().__init__()
+                self.fc = nn.Dense(4, 4)
+                self.fc.recompute(use_reentrant=reentrant)
+
+            def construct(self, x):
+                return self.fc(x)
+    """)
+    assert "return torch.utils.checkpoint.checkpoint(self.fc, x, use_reentrant=False)" in out
+    first = result.sites[0].diagnostics[0]
+    assert first.code == "RC201" and "use_reentrant=reentrant (decided at run time)" in first.message

@@ -336,8 +336,10 @@ class MindSporeToTorch(SiteLog):
         if kw is None:
             self.diag(site, "RC201", value="True", why="MindSpore's default")
             return f"{self.torch_reentrant_kw}=False"
-        if literal_flag(kw.value) is True:
-            self.diag(site, "RC201", value=self.src.segment(kw.value), why="as given")
+        flag = literal_flag(kw.value)
+        if flag is not False:   # True, or decided at run time: either way torch's non-reentrant form agrees
+            self.diag(site, "RC201", value=self.src.segment(kw.value),
+                      why="as given" if flag is True else "decided at run time")
             self.src.replace_node(kw.value, "False")
         return None
 
@@ -642,16 +644,11 @@ class MindSporeToTorch(SiteLog):
         if reentrant is None:
             self.diag(site, "RC201", value="True", why="Cell.recompute's default")
             reentrant = "False"
-        elif reentrant == "True":
-            self.diag(site, "RC201", value="True", why="as given")
+        elif reentrant != "False":
+            self.diag(site, "RC201", value=reentrant, why="as given" if reentrant == "True" else "decided at run time")
             reentrant = "False"
+        extra = ", ".join(f"{k}={v}" for k, v in {**options, self.torch_reentrant_kw: reentrant}.items())
         for call in calls:
-            keywords = {**options, self.torch_reentrant_kw: reentrant}
-            if call.keywords and reentrant != "False":
-                keywords[self.torch_reentrant_kw] = "False"
-                self.diag(site, "RC202", why=f"line {call.lineno} passes keyword arguments to {target}, which "
-                                             "torch's reentrant checkpoint refuses")
-            extra = ", ".join(f"{k}={v}" for k, v in keywords.items())
             src, text = self.src, self.src.text
             self.src.insert(src.start(call), f"{name}(")
             arguments = [*call.args, *call.keywords]
