@@ -832,3 +832,33 @@ def test_reentrancy_decided_at_run_time_becomes_non_reentrant():
     assert "return torch.utils.checkpoint.checkpoint(self.fc, x, use_reentrant=False)" in out
     first = result.sites[0].diagnostics[0]
     assert first.code == "RC201" and "use_reentrant=reentrant (decided at run time)" in first.message
+
+
+def test_a_mark_undone_in_the_same_block_cancels_out_and_one_undone_elsewhere_is_left_by_hand():
+    """`self.mul.recompute()` then `self.mul.recompute(False)` in the same block: nothing is recomputed on
+    MindSpore, so nothing is checkpointed in torch (both go, RC221), where before the mark became a checkpoint
+    and the undo went. An undo in another method may or may not run after the mark: left by hand (RC290)."""
+    result, out = to_torch("""\
+        from mindspore import nn, ops
+
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.mul = ops.Mul()
+                self.add = ops.Add()
+                self.mul.recompute()
+                self.add.recompute()
+                self.mul.recompute(False)
+
+            def exclude(self):
+                self.add.recompute(False)
+
+            def construct(self, x):
+                return self.add(self.mul(x, x), x)
+    """)
+    by_line = {s.line: [d.code for d in s.diagnostics] for s in result.sites}
+    assert by_line[9] == ["RC221"] and by_line[11] == ["RC221"] and by_line[14] == ["RC290"]
+    assert "self.mul.recompute" not in out and "self.mul(x, x)" in out
+    assert "line 10" in result.sites[-1].diagnostics[0].message
+    assert "        self.add.recompute(False)\n" in out

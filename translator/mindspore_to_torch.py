@@ -117,6 +117,8 @@ class MindSporeToTorch(SiteLog):
         self._use_cache: dict[int, dict] = {}  # id(owner) -> _uses(owner)
         self._layers: dict[int, tuple] = {}    # id(mark) -> (the layer it marks whole, its class): _layer_of_operator
         self._parameter_kinds: dict[int, str] = {}   # id(mark) -> what every call passes, for a mark on a parameter
+        self._paired: dict[int, int] = {}      # id(mark or undo) -> the line of the undo or mark it cancels out
+        self._contested: dict[int, list] = {}  # id(undo) -> the lines of marks it may or may not undo
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -266,6 +268,7 @@ class MindSporeToTorch(SiteLog):
         for node, scope, stmt, cls, func in self.marks:
             if (layer := self._layer_of_operator(node, scope, stmt, cls)) is not None:
                 self._layers[id(node)] = layer
+        self._pair_undos()
         plans = self._mark_plans()
         for node, scope, stmt, cls, func in self.marks:
             self._mark(node, scope, stmt, cls, func, plans)
@@ -344,6 +347,44 @@ class MindSporeToTorch(SiteLog):
         return None
 
     # -- marks -----------------------------------------------------------------------------
+
+    def _pair_undos(self) -> None:
+        """A mark turned off again (`recompute(False)`) on the same object: where the undo follows the mark in
+        the same block, neither has an effect and both go (`_paired`: mark or undo -> the other's line);
+        elsewhere which one runs last is decided at run time, and the undo is left by hand (`_contested`)."""
+        def key(node, stmt, cls, func):
+            target = self._assigned(node, stmt) if self._assigned(node, stmt) is not None else node.func.value
+            return id(cls if cls is not None else func), ast.dump(target)
+
+        marks, undos = {}, []
+        for node, scope, stmt, cls, func in self.marks:
+            if node.func.attr in self.older:
+                continue
+            if self._undoes(node):
+                undos.append((node, stmt, cls, func))
+            else:
+                marks.setdefault(key(node, stmt, cls, func), []).append((node, stmt))
+        for undo, stmt, cls, func in undos:
+            found = marks.get(key(undo, stmt, cls, func), [])
+            block = self._block(func, stmt) if func is not None and isinstance(stmt, ast.Expr) else None
+            earlier = [(m, s) for m, s in found if block is not None and any(b is s for b in block)
+                       and block.index(s) < next(i for i, b in enumerate(block) if b is stmt)]
+            if found and len(earlier) == len(found):
+                for mark, _ in earlier:
+                    self._paired[id(mark)] = undo.lineno
+                self._paired[id(undo)] = earlier[-1][0].lineno
+            elif found:
+                self._contested[id(undo)] = [m.lineno for m, _ in found]
+
+    @staticmethod
+    def _block(func, stmt: ast.stmt) -> list | None:
+        """The statement list of `func` that holds `stmt` (a body, an orelse, a handler's body)."""
+        for node in ast.walk(func):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if isinstance(block, list) and any(b is stmt for b in block):
+                    return block
+        return None
 
     def _mark_plans(self) -> dict:
         """For each `self.attr` marked by a statement of __init__'s own body (not under a condition or in a loop:
@@ -428,6 +469,12 @@ class MindSporeToTorch(SiteLog):
             self.diag(site, "RC219", target=target, function=func.name, package=self.classes.package,
                       kind="a Cell" if kind == CELL else "an operator")
         leave = functools.partial(self._leave_mark, site, mark, stmt)
+        if kind == PRIMITIVE and id(mark) in self._paired:   # (a Cell takes no recompute(False): RC216)
+            return self._cancel(site, mark, stmt, self._paired[id(mark)])
+        if kind == PRIMITIVE and id(mark) in self._contested:
+            lines = ", ".join(map(str, self._contested[id(mark)]))
+            return leave(f"{target} is also marked (line {lines}), and which of the two runs last is decided at "
+                         "run time: decide by hand whether torch checkpoints its calls")
         if kind == PRIMITIVE and entry is not self.primitive_entry:
             return leave(f"{target} is an operator, and {api} is a Cell's")
         if kind == UNKNOWN:
@@ -496,6 +543,16 @@ class MindSporeToTorch(SiteLog):
             self.src.replace_node(mark, target)
         self.diag(site, "RC215" if kind == PRIMITIVE else "RC216", target=target,
                   args=", ".join(self.src.segment(a) for a in [*mark.args, *mark.keywords]))
+
+    def _cancel(self, site: Site, mark: ast.Call, stmt: ast.stmt, other: int) -> None:
+        """A mark and the undo that follows it in the same block (RC221): neither is carried; a mark used as a
+        value gives its operator."""
+        target = self.src.segment(mark.func.value)
+        if isinstance(stmt, ast.Expr) and stmt.value is mark:
+            edits.delete_statement(self.src, self.tree, stmt)
+        else:
+            self.src.replace_node(mark, target)
+        self.diag(site, "RC221", target=target, line=other)
 
     def _wrap_in_place(self, site: Site, mark: ast.Call, stmt: ast.stmt, options: dict, cls, func) -> None:
         """An operator whose calls are not all in sight (a mark under a condition, or outside __init__): rebound
