@@ -218,6 +218,9 @@ class Tree:
         self._functions: dict[str, list] = {}
         self._bindings: dict[int, dict] = {}
         self._sources: dict[str, bytes] | None = None
+        self._call_lists: dict[tuple, list] = {}   # (module, class, function) -> _calls_of
+        self._answers: dict[tuple, str | None] = {}   # parameter_kind's answers that hold for every asker
+        self._cycles = 0                           # how many times a question met itself on the way
 
     @classmethod
     def on_disk(cls, root: str, top: str, frameworks) -> "Tree":
@@ -357,19 +360,31 @@ class Tree:
         `layer` by `__call__`, which the models call with the layers they build."""
         key = (module, cls, func, param)
         if key in seen:
+            self._cycles += 1
             return _CYCLE
+        if key in self._answers:
+            return self._answers[key]
         definition = self._definition(module, cls, func)
         if definition is None:
             return None
-        seen = (*seen, key)
-        kinds = []
-        for where, caller_cls, caller, call, bound in self._calls_of(module, cls, definition):
+        cycles, seen, kinds = self._cycles, (*seen, key), []
+        for where, caller_cls, caller, call, bound in self._calls(module, cls, definition):
             argument = _argument(call, definition, param, bound)
             if argument is None:
-                return None
+                kinds = [None]
+                break
             kinds.append(self.expression_kind(where, caller_cls, caller, argument, seen))
         kinds = [k for k in kinds if k != _CYCLE]
-        return one(kinds) if kinds else None
+        answer = one(kinds) if kinds else None
+        if self._cycles == cycles:   # an answer that leaned on no question still open holds for every asker
+            self._answers[key] = answer
+        return answer
+
+    def _calls(self, module: str, cls: str | None, definition) -> list:
+        key = (module, cls, definition.name)
+        if key not in self._call_lists:
+            self._call_lists[key] = list(self._calls_of(module, cls, definition))
+        return self._call_lists[key]
 
     def _definition(self, module: str, cls: str | None, func: str) -> ast.FunctionDef | None:
         tree = self.parsed(module)
