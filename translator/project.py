@@ -219,6 +219,7 @@ class Tree:
         self._bindings: dict[int, dict] = {}
         self._sources: dict[str, bytes] | None = None
         self._call_lists: dict[tuple, list] = {}   # (module, class, function) -> _calls_of
+        self._lines: dict[str, list[bytes]] = {}   # a module's source lines (_spells)
         self._answers: dict[tuple, str | None] = {}   # parameter_kind's answers that hold for every asker
         self._cycles = 0                           # how many times a question met itself on the way
 
@@ -413,6 +414,9 @@ class Tree:
                     if func != "__call__":
                         candidates = {_holder(c.func.value) for c in calls
                                       if isinstance(c.func, ast.Attribute) and c.func.attr == func} - {None}
+                    # a holder is made where the class is named: in the function (a local) or its class
+                    candidates = {c for c in candidates
+                                  if self._spells(where, caller if isinstance(c, str) else caller_cls, word)}
                     holders = self._holders(where, caller_cls, caller, qual, candidates) if candidates else ()
                 for call in calls:
                     f = call.func
@@ -428,6 +432,14 @@ class Tree:
                             yield where, caller_cls, caller, call, True
                     if func == "__call__" and _holder(f) in holders:
                         yield where, caller_cls, caller, call, True
+
+    def _spells(self, module: str, node, word: bytes) -> bool:
+        """Does the source of `node` (a function or class of `module`) hold `word`?"""
+        if node is None:
+            return False
+        if module not in self._lines:
+            self._lines[module] = self._all_sources().get(module, b"").splitlines()
+        return any(word in line for line in self._lines[module][node.lineno - 1:node.end_lineno])
 
     def _holders(self, module: str, cls, func, qual: str, candidates: set) -> set:
         """Those of `candidates` (names, `("self", attr)`) that hold an instance of `qual` where `func` runs."""
