@@ -353,8 +353,8 @@ class MindSporeToTorch(SiteLog):
         the same block, neither has an effect and both go (`_paired`: mark or undo -> the other's line);
         elsewhere which one runs last is decided at run time, and the undo is left by hand (`_contested`)."""
         def key(node, stmt, cls, func):
-            target = self._assigned(node, stmt) if self._assigned(node, stmt) is not None else node.func.value
-            return id(cls if cls is not None else func), ast.dump(target)
+            assigned = self._assigned(node, stmt)
+            return id(cls if cls is not None else func), ast.dump(node.func.value if assigned is None else assigned)
 
         marks, undos = {}, []
         for node, scope, stmt, cls, func in self.marks:
@@ -366,9 +366,9 @@ class MindSporeToTorch(SiteLog):
                 marks.setdefault(key(node, stmt, cls, func), []).append((node, stmt))
         for undo, stmt, cls, func in undos:
             found = marks.get(key(undo, stmt, cls, func), [])
-            block = self._block(func, stmt) if func is not None and isinstance(stmt, ast.Expr) else None
-            earlier = [(m, s) for m, s in found if block is not None and any(b is s for b in block)
-                       and block.index(s) < next(i for i, b in enumerate(block) if b is stmt)]
+            block = self._block(func, stmt) if func is not None and isinstance(stmt, ast.Expr) else []
+            position = {id(b): i for i, b in enumerate(block)}
+            earlier = [(m, s) for m, s in found if position.get(id(s), len(block)) < position.get(id(stmt), -1)]
             if found and len(earlier) == len(found):
                 for mark, _ in earlier:
                     self._paired[id(mark)] = undo.lineno
@@ -537,22 +537,22 @@ class MindSporeToTorch(SiteLog):
     def _undo(self, site: Site, mark: ast.Call, stmt: ast.stmt, kind: str) -> None:
         """Turning recompute off is torch's default: the call goes (a statement) or gives its operator (a value)."""
         target = self.src.segment(self._receiver(mark))
-        if isinstance(stmt, ast.Expr) and stmt.value is mark:
-            edits.delete_statement(self.src, self.tree, stmt)
-        else:
-            self.src.replace_node(mark, target)
+        self._remove_mark(mark, stmt)
         self.diag(site, "RC215" if kind == PRIMITIVE else "RC216", target=target,
                   args=", ".join(self.src.segment(a) for a in [*mark.args, *mark.keywords]))
 
     def _cancel(self, site: Site, mark: ast.Call, stmt: ast.stmt, other: int) -> None:
         """A mark and the undo that follows it in the same block (RC221): neither is carried; a mark used as a
         value gives its operator."""
-        target = self.src.segment(mark.func.value)
+        self._remove_mark(mark, stmt)
+        self.diag(site, "RC221", target=self.src.segment(mark.func.value), line=other)
+
+    def _remove_mark(self, mark: ast.Call, stmt: ast.stmt) -> None:
+        """The mark goes: its statement, or, where its value is used, the call (it gives its operator)."""
         if isinstance(stmt, ast.Expr) and stmt.value is mark:
             edits.delete_statement(self.src, self.tree, stmt)
         else:
-            self.src.replace_node(mark, target)
-        self.diag(site, "RC221", target=target, line=other)
+            self.src.replace_node(mark, self.src.segment(mark.func.value))
 
     def _wrap_in_place(self, site: Site, mark: ast.Call, stmt: ast.stmt, options: dict, cls, func) -> None:
         """An operator whose calls are not all in sight (a mark under a condition, or outside __init__): rebound
@@ -717,10 +717,7 @@ class MindSporeToTorch(SiteLog):
                 src.insert(src.end(last), f", {extra}")
             else:
                 src.replace(src.end(call.func), src.end(call), f", {extra})")
-        if assigned is None:
-            edits.delete_statement(self.src, self.tree, stmt)
-        else:
-            self.src.replace_node(mark, self.src.segment(mark.func.value))
+        self._remove_mark(mark, stmt)
         lines = ", ".join(f"line {c.lineno}" for c in calls)
         code = "RC214" if kind == PRIMITIVE else "RC210"
         self.diag(site, code, target=target, calls=lines)

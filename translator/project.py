@@ -409,13 +409,12 @@ class Tree:
             for caller_cls, caller, calls in self._functions_of(where):
                 holders = ()
                 if cls is not None and not static:   # what could hold an instance: the receivers of such calls
-                    candidates = {_holder(c.func.value if isinstance(c.func, ast.Attribute) and c.func.attr == func
-                                          else c.func) for c in calls} - {None}
-                    if func != "__call__":
-                        candidates = {_holder(c.func.value) for c in calls
-                                      if isinstance(c.func, ast.Attribute) and c.func.attr == func} - {None}
+                    candidates = {_holder(c.func.value) for c in calls
+                                  if isinstance(c.func, ast.Attribute) and c.func.attr == func}
+                    if func == "__call__":
+                        candidates |= {_holder(c.func) for c in calls}
                     # a holder is made where the class is named: in the function (a local) or its class
-                    candidates = {c for c in candidates
+                    candidates = {c for c in candidates - {None}
                                   if self._spells(where, caller if isinstance(c, str) else caller_cls, word)}
                     holders = self._holders(where, caller_cls, caller, qual, candidates) if candidates else ()
                 for call in calls:
@@ -517,51 +516,43 @@ class Tree:
     def _holds_layers(self, module: str, cls, func, holder: ast.expr, how: str) -> bool:
         """Is `holder` (a local or `self.<attr>`) a container of layers of that kind (made by one only), or,
         for a sequence, a local list given whole to one's constructor (`SequentialCell(layers)`)?"""
-        scope = self._scope(module)
         values = (self._bound(func).get(holder.id, []) if isinstance(holder, ast.Name) else
-                  self._bound(cls).get(("self", holder.attr), []) if cls is not None else [])
-        made = [q for v in values for q in made_by(v, scope, module, self.chained)]
+                  self._bound(cls).get(("self", holder.attr), []) if names.is_self_attr(holder) and cls else [])
+        made = [q for v in values for q in made_by(v, self._scope(module), module, self.chained)]
         kinds = self.sequences if how == "sequence" else self._mappings
-        if made and all(q is not None and q.rsplit(".", 1)[-1] in kinds and q.startswith(self._layer_modules)
-                        for q in made):
+        if made and all(self._is_container(q, kinds) for q in made):
             return True
-        return how == "sequence" and isinstance(holder, ast.Name) and any(
-            isinstance(n, ast.Call) and self._is_sequence(self._made_one(n, scope, module))
-            and any(isinstance(a.value if isinstance(a, ast.Starred) else a, ast.Name)
-                    and (a.value if isinstance(a, ast.Starred) else a).id == holder.id for a in n.args)
-            for n in ast.walk(func))
+        return how == "sequence" and isinstance(holder, ast.Name) and self._given_to_a_sequence(module, func,
+                                                                                              {holder.id})
 
-    def _made_one(self, call: ast.Call, scope, module: str) -> str | None:
-        made = made_by(call, scope, module, self.chained)
-        return made[0] if len(made) == 1 else None
+    def _given_to_a_sequence(self, module: str, func, given: set[str]) -> bool:
+        """Is one of the names `given` passed to a SequentialCell's or CellList's constructor in `func`, itself or
+        in a list?"""
+        scope = self._scope(module)
+        for n in ast.walk(func):
+            if isinstance(n, ast.Call) and all(self._is_container(q, self.sequences)
+                                               for q in made_by(n, scope, module, self.chained)):
+                for a in n.args:
+                    a = a.value if isinstance(a, ast.Starred) else a
+                    items = a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]
+                    if any(isinstance(i, ast.Name) and i.id in given for i in items):
+                        return True
+        return False
 
     def into_layers(self, module: str, cls, func, name: str) -> bool:
         """Is `name` put in a container of layers in `func` (SequentialCell, CellList: they refuse anything but
         Cells): passed to one's constructor, itself or in a list (`layers.append(x)`, then
         `SequentialCell(layers)`), or appended or inserted into one (a local, or `self.<attr>` of the class)? A
         caller applies it only where `name` holds one kind of value in `func` (one_kind)."""
-        scope, nodes = self._scope(module), list(ast.walk(func))
-        holders = {name}
-        for n in nodes:
+        given = {name}
+        for n in ast.walk(func):
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "insert")
                     and n.args and isinstance(n.args[-1], ast.Name) and n.args[-1].id == name):
-                holder = n.func.value
-                values = (self._bound(func).get(holder.id, []) if isinstance(holder, ast.Name) else
-                          self._bound(cls).get(("self", holder.attr), []) if names.is_self_attr(holder) and cls
-                          else [])
-                made = [q for v in values for q in made_by(v, scope, module, self.chained)]
-                if made and all(self._is_sequence(q) for q in made):
+                if self._holds_layers(module, cls, func, n.func.value, "sequence"):
                     return True
-                if isinstance(holder, ast.Name):
-                    holders.add(holder.id)
-        for n in nodes:
-            if isinstance(n, ast.Call) and all(self._is_sequence(q) for q in made_by(n, scope, module, self.chained)):
-                for a in n.args:
-                    a = a.value if isinstance(a, ast.Starred) else a
-                    items = a.elts if isinstance(a, (ast.List, ast.Tuple)) else [a]
-                    if any(isinstance(i, ast.Name) and i.id in holders for i in items):
-                        return True
-        return False
+                if isinstance(n.func.value, ast.Name):
+                    given.add(n.func.value.id)
+        return self._given_to_a_sequence(module, func, given)
 
     def one_kind(self, func, name: str) -> bool:
         """Does `name` hold one kind of value all through `func`: bound once, or only by loops over the same
@@ -576,9 +567,9 @@ class Tree:
         return (len(loops) == len(values) and len(sources) == 1 and all(isinstance(n.iter, ast.Name) for n in loops)
                 and not bound.get(next(iter(sources))))
 
-    def _is_sequence(self, qual: str | None) -> bool:
-        return (qual is not None and qual.rsplit(".", 1)[-1] in self.sequences
-                and qual.startswith(self._layer_modules))
+    def _is_container(self, qual: str | None, kinds: frozenset[str]) -> bool:
+        """Is `qual` a framework container of layers of those kinds (SequentialCell, CellList; CellDict)?"""
+        return qual is not None and qual.rsplit(".", 1)[-1] in kinds and qual.startswith(self._layer_modules)
 
     def _names(self, node, scope, module: str, qual: str) -> bool:
         """Does `node`, read in `module`, name the class or function `qual` (re-exports followed)?"""
