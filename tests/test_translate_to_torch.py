@@ -862,3 +862,19 @@ def test_a_mark_undone_in_the_same_block_cancels_out_and_one_undone_elsewhere_is
     assert "self.mul.recompute" not in out and "self.mul(x, x)" in out
     assert "line 10" in result.sites[-1].diagnostics[0].message
     assert "        self.add.recompute(False)\n" in out
+
+
+def test_mindspores_older_keyword_names_are_read_as_the_parameter():
+    """`x.mean(axis=..., keep_dims=...)` is MindSpore's older spelling of `x.mean(dim=..., keepdim=...)`
+    (mindspore_aliases): the whole-model translation writes torch's names instead of leaving the call."""
+    code = textwrap.dedent("""\
+        from mindspore import nn
+
+
+        class Pool(nn.Cell):
+            def construct(self, x):
+                return x.mean(axis=(2, 3), keep_dims=True) + x.sum(axis=1, keepdims=True)
+    """)
+    result = translate_bytes(code.encode(), "m.py", to="torch", scope="model")
+    assert "x.mean(dim=(2, 3), keepdim=True) + x.sum(dim=1, keepdim=True)" in result.new_data.decode()
+    assert not [s for s in result.sites if s.status == "manual"]
