@@ -185,7 +185,7 @@ class MindSporeToTorch(SiteLog):
 
     def _bound(self, owner: ast.AST) -> dict:
         if id(owner) not in self._bindings:
-            self._bindings[id(owner)] = project.assignments(owner)
+            self._bindings[id(owner)] = project.assignments(owner, tree_index.index(self.tree))
         return self._bindings[id(owner)]
 
     def _receiver_kind(self, mark: ast.Call, scope, cls, func) -> str:

@@ -16,7 +16,7 @@ import builtins
 import os
 from typing import Callable
 
-from recompat.translator import names
+from recompat.translator import names, tree_index
 
 CELL, PRIMITIVE, OTHER = "cell", "primitive", "other"   # what a class or a factory makes (None: not shown)
 
@@ -132,9 +132,13 @@ def made_by(value: ast.AST | None, scope: names.Scope, module: str, chained: fro
     return made(value, frozenset())
 
 
-def assignments(owner: ast.AST) -> dict:
-    """What the code under `owner` binds, in one walk: for each name, and for each `("self", attr)`, the values
-    assigned to it (None for a binding whose value is not followed: a loop variable, an unpacked tuple, `+=`)."""
+_BINDING_NODES = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.AugAssign, ast.NamedExpr, ast.withitem)
+
+
+def assignments(owner: ast.AST, index: tree_index.TreeIndex | None = None) -> dict:
+    """What the code under `owner` binds: for each name, and for each `("self", attr)`, the values assigned to
+    it (None for a binding whose value is not followed: a loop variable, an unpacked tuple, `+=`). `index`, the
+    index of the tree that holds `owner`, finds them without a walk."""
     found: dict = {}
 
     def key(target):
@@ -149,7 +153,7 @@ def assignments(owner: ast.AST) -> dict:
         elif (k := key(target)) is not None:
             found.setdefault(k, []).append(value)
 
-    for n in ast.walk(owner):
+    for n in (index.under(owner, *_BINDING_NODES) if index is not None else ast.walk(owner)):
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 bind(t, n.value)
@@ -171,6 +175,7 @@ def module_members(tree: ast.Module, module: str, chained: frozenset[str]) -> di
     """module_facts, plus what each class assigns to `self.<attr>` in its methods and what each module-level
     function returns (`made_by`): plain data."""
     scope = names.build_scope(tree, None)
+    index = scope.index
     facts = module_facts(tree, module, scope)
     attributes, functions = {}, {}
     for stmt in tree.body:
@@ -178,16 +183,16 @@ def module_members(tree: ast.Module, module: str, chained: frozenset[str]) -> di
             held: dict[str, list] = {}
             for method in stmt.body:
                 if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    bindings = assignments(method)
+                    bindings = assignments(method, index)
                     for k, values in bindings.items():
                         if isinstance(k, tuple):
                             held.setdefault(k[1], []).extend(
                                 q for v in values for q in made_by(v, scope, module, chained, bound_in(bindings)))
             attributes[f"{module}.{stmt.name}"] = held
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            local = bound_in(assignments(stmt))
-            returns = [made_by(n.value, scope, module, chained, local) for n in ast.walk(stmt)
-                       if isinstance(n, ast.Return) and n.value is not None]
+            local = bound_in(assignments(stmt, index))
+            returns = [made_by(n.value, scope, module, chained, local) for n in index.inside(stmt, ast.Return)
+                       if n.value is not None]
             functions[f"{module}.{stmt.name}"] = [q for r in returns for q in r] or [None]
     return {**facts, "attributes": attributes, "functions": functions}
 
@@ -595,31 +600,21 @@ class Tree:
         """(class node or None, function node, the calls in its own body) for every function of a module, nested
         ones included (a function in a method counts as the method's class's)."""
         if module not in self._functions:
-            found = []
-
-            def walk(node, cls):
-                for child in ast.iter_child_nodes(node):
-                    if isinstance(child, ast.ClassDef):
-                        walk(child, child)
-                    elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        calls = []
-                        stack = list(ast.iter_child_nodes(child))
-                        while stack:
-                            n = stack.pop()
-                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                                continue
-                            if isinstance(n, ast.Call):
-                                calls.append(n)
-                            stack.extend(ast.iter_child_nodes(n))
-                        found.append((cls, child, calls))
-                        walk(child, cls)
-                    else:
-                        walk(child, cls)
-            walk(self.parsed(module) or ast.Module([], []), None)
+            index, found = self._scope(module).index, []
+            around: list = []   # the defs and classes the current one is inside, innermost last
+            for node in index.of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                start = index.span(node)[0]
+                while around and index.span(around[-1])[1] <= start:
+                    around.pop()
+                if not isinstance(node, ast.ClassDef):
+                    cls = next((a for a in reversed(around) if isinstance(a, ast.ClassDef)), None)
+                    found.append((cls, node, index.own(node, (ast.Call,), _SCOPES)))
+                around.append(node)
             self._functions[module] = found
         return self._functions[module]
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)   # a function's own calls are not theirs
 _CYCLE = "cycle"   # parameter_kind: the question asked again on the way; no evidence either way
 
 

@@ -73,6 +73,27 @@ class TreeIndex:
         order."""
         return self._merged(types, *self._spans[id(node)])
 
+    def under(self, node: ast.AST, *types: type) -> list[ast.AST]:
+        """`inside` for a def, lambda or class of the tree; for the tree itself (a module), every node of
+        these types."""
+        return self.of(*types) if isinstance(node, ast.Module) else self.inside(node, *types)
+
+    def own(self, node: ast.AST, types: tuple, skip: tuple) -> list[ast.AST]:
+        """The nodes of `types` inside a def, lambda or class of the tree, less those inside a nested node of the
+        `skip` types, in source order."""
+        start, end = self._spans[id(node)]
+        found, at = [], start
+        for hole_start, hole_end in sorted(self._spans[id(n)] for n in self._merged(skip, start, end)):
+            if hole_start > at:   # the nested node's own place is before its span: it is of a skip type anyway
+                found += self._merged(types, at, hole_start)
+            at = max(at, hole_end)
+        return found + self._merged(types, at, end)
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        """The places of a def's, lambda's or class's subtree in the walk: `inner`'s lies within `outer`'s if and
+        only if `inner` is inside `outer`."""
+        return self._spans[id(node)]
+
     def _merged(self, types, start: int, end: int) -> list[ast.AST]:
         runs = []   # (their places, the nodes) of each type between start and end
         for t in types:
