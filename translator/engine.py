@@ -31,7 +31,7 @@ from recompat.translator import names, project
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
 from recompat.translator.translate import DIRECTIONS as TARGETS
-from recompat.translator.translate import MODEL_TRIGGERS, SCOPES, STYLES, TRIGGERS, translate_bytes
+from recompat.translator.translate import MODEL_TRIGGERS, SCOPES, STYLES, translate_bytes, trigger
 from recompat.translator.results import STATUSES, FileResult, TranslateError
 
 # Directories never walked into (below a given root; a root named explicitly is always walked).
@@ -582,7 +582,9 @@ def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, 
               lines_of: dict) -> tuple[list[_Item], list[_Entry]]:
     """Read every file once: (the files to translate, the others). A file without the trigger word is done here
     (an empty result), and kept among the others: it is looked at again if holders turn up."""
-    trigger = (MODEL_TRIGGERS if opts.scope == "model" else TRIGGERS)[opts.to]
+    from recompat import mappings
+
+    wanted = MODEL_TRIGGERS[opts.to] if opts.scope == "model" else trigger(mappings.default(), opts.to)
     todo: list[_Item] = []
     others: list[_Entry] = []
     for e in py:
@@ -594,7 +596,7 @@ def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, 
             continue
         n_lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         summary.lines += n_lines
-        if trigger.search(data):
+        if wanted.search(data):
             originals[e.display] = data
             todo.append((e.display, data, opts.to, (opts.style, opts.scope), (), frozenset()))
         else:

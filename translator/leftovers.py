@@ -14,7 +14,7 @@ import ast
 import functools
 
 from recompat.mappings import Mappings, ReportedApi
-from recompat.translator import edits, names
+from recompat.translator import edits, names, tree_index
 from recompat.translator.results import Site
 from recompat.translator.sites import SiteLog
 from recompat.translator.source import Source
@@ -32,6 +32,37 @@ def side_names(mappings: Mappings, side: str) -> frozenset[str]:
     """Every qualified name of the side's family: its entries' APIs and its reported names (not the methods)."""
     return frozenset({*side_entries(mappings, side),
                       *(n for r in mappings.reported if r.framework == side and r.kind != "method" for n in r.names)})
+
+
+@functools.lru_cache(maxsize=None)
+def family_words(mappings: Mappings, side: str) -> frozenset[str]:
+    """The last word of each name of the side's family, of its older spellings (`older`: Cell.recompute_) and of
+    its reported methods: what a use of one spells."""
+    older = (n for e in side_entries(mappings, side).values() for n in getattr(e, side).get("older", ()))
+    return frozenset({*(n.rsplit(".", 1)[-1] for n in (*side_names(mappings, side), *older)),
+                      *(n.rsplit(".", 1)[-1] for r in mappings.reported if r.framework == side and r.kind == "method"
+                        for n in r.names)})
+
+
+def _bound_to_family(tree: ast.Module, words: frozenset[str]) -> set[str]:
+    """The names the file's imports bind to a name with one of `words` in its path (`rc` in `from mindspore import
+    recompute as rc`)."""
+    return {name for stmt in names.imports(tree) for name, qual, _ in names.import_bindings(stmt)
+            if qual and not words.isdisjoint(qual.split("."))}
+
+
+def may_call_family(tree: ast.Module, mappings: Mappings, side: str, methods=frozenset()) -> bool:
+    """Can stage 1's walk find a call to translate: one whose callee ends in a word of the side's family or of
+    `methods` (`x.recompute()`, `ms.recompute(...)`, `recompute(...)`), or is a name an import binds to one? A
+    name's qualified name comes from the imports only (names.Scope), so none of these means no such call."""
+    words = family_words(mappings, side) | frozenset(methods)
+    bound = _bound_to_family(tree, words)
+    for call in tree_index.index(tree).of(ast.Call):
+        f = call.func
+        if f.__class__ is ast.Attribute and f.attr in words or f.__class__ is ast.Name and (f.id in words or
+                                                                                           f.id in bound):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,6 +89,20 @@ class _Leftovers(names.ScopedWalker, SiteLog):
         """The reported.yaml entry that covers `qual`, unless it only holds settings of the file's own package."""
         api = self.m.reported_api(self.side, qual)
         return None if api is not None and api.settings_only and qual.split(".")[0] == self.own else api
+
+    def worth_walking(self) -> bool:
+        """Can the walk report anything? A reported name's last word is in the dotted name that uses it (an
+        attribute on an imported name) or in the import its root name comes from."""
+        words = family_words(self.m, self.side)
+        bound = _bound_to_family(self.tree, words)
+        index = tree_index.index(self.tree)
+        if bound and any(n.id in bound for n in index.of(ast.Name)):
+            return True
+        for n in index.of(ast.Attribute):
+            if n.attr in words and (self.m.reported_method(self.side, n.attr) is not None   # on any object
+                                    or (chain := names.attribute_chain(n)) and chain[0] in self.interesting):
+                return True
+        return False
 
     def visit_Attribute(self, node):
         qual = self._qualname(node)
@@ -122,6 +167,7 @@ def report_leftovers(src: Source, tree: ast.Module, mappings: Mappings, side: st
     """Stage 3 on the settled text of a file translated from `side` ("torch" or "mindspore"): the side's
     reported.yaml names still used, and the imports of its names that stayed, each reported where it is."""
     walker = _Leftovers(src, tree, mappings, side)
-    walker.visit(tree)
+    if walker.worth_walking():
+        walker.visit(tree)
     walker.report_imports()
     return walker.sites

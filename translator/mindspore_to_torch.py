@@ -258,7 +258,8 @@ class MindSporeToTorch(SiteLog):
     # -- stage 1 ---------------------------------------------------------------------------
 
     def run(self) -> list[Site]:
-        _Walker(self).visit(self.tree)
+        if leftovers.may_call_family(self.tree, self.m, "mindspore", self.mark_methods):
+            _Walker(self).visit(self.tree)
         for node, entry, scope, stmt, cls, func in self.calls:
             RULES.handler(entry.rule, "call")(self, node, entry, scope, stmt)
         for node, name, scope, stmt, cls, func in self.shadowed_calls:

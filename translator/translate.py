@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import warnings
 
@@ -11,13 +12,37 @@ from recompat.translator import names, project
 from recompat.translator.results import Diagnostic, FileResult, Site, TranslateError
 from recompat.translator.source import Source
 
-# A file whose bytes lack its target's word has no site to rewrite: it is passed over unparsed. From MindSpore in
-# any case: a name of the family need not hold the word in lower case (mindformers' TransformerRecomputeConfig).
-TRIGGERS = {"mindspore": re.compile(rb"checkpoint"), "torch": re.compile(rb"recompute", re.IGNORECASE)}
 MODEL_TRIGGERS = {"mindspore": re.compile(rb"torch"), "torch": re.compile(rb"mindspore")}   # --scope model: the source framework's name
 
+
+class Words:
+    """Does a file's bytes hold one of `words`, as a whole word? Python's regex engine tries an alternation at
+    every byte (30 times slower than a literal search), so a few literal anchors find the candidates first:
+    each word minus its first letter (CheckpointFunction holds `heckpoint`), shared where one holds another."""
+
+    def __init__(self, words):
+        self.anchors: list[bytes] = []
+        for w in sorted((w.encode() for w in words), key=len):
+            if not any(a in w for a in self.anchors):
+                self.anchors.append(w[1:] or w)
+        self.pattern = re.compile(rb"\b(?:" + b"|".join(map(re.escape, sorted(w.encode() for w in words))) + rb")\b")
+
+    def search(self, data: bytes) -> bool:
+        return any(a in data for a in self.anchors) and self.pattern.search(data) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def trigger(m: _mappings.Mappings, to: str) -> Words:
+    """What a file's bytes must hold to have a checkpoint site to translate to `to`: a word that ends a name of the
+    source side's family (leftovers.family_words). A use of `a.b.c` spells `c` (as an attribute or in the
+    import that binds it), so a file without any such word is passed over unparsed."""
+    from recompat.translator.leftovers import family_words
+
+    return Words(family_words(m, "torch" if to == "mindspore" else "mindspore"))
+
+
 __all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateError", "DIRECTIONS", "STYLES", "SCOPES",
-           "TRIGGERS", "MODEL_TRIGGERS"]
+           "trigger", "MODEL_TRIGGERS"]
 
 
 def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function",
@@ -60,7 +85,7 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
 
-    may_use_torch = TRIGGERS[to].search(data) and import_markers(m).search(data)
+    may_use_torch = trigger(m, to).search(data) and import_markers(m).search(data)
     if not (may_use_torch or any(h.encode() in data for h in holders)):
         return result, Origin(), None
     src = Source(data, path, package)
@@ -78,7 +103,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.mindspore_to_torch import MindSporeToTorch, import_markers, settle_imports
 
-    if not (TRIGGERS["torch"].search(data) and import_markers(m).search(data)):   # its names need their library imported
+    if not (trigger(m, "torch").search(data) and import_markers(m).search(data)):   # its names need their library imported
         return result, Origin(), None
     src = Source(data, path, package)
     tree = src.parse()
