@@ -394,3 +394,17 @@ def test_the_import_statements_are_every_one_ast_walk_finds_in_source_order():
         tree_index.index(tree)
         assert names.imports(tree) == found                  # the tree's index
     assert sorted(s.names[0].name for s in names.imports(trees[0])) == list("abcdefhip")
+
+
+def test_a_name_of_the_family_without_the_word_checkpoint_in_lower_case_is_found():
+    """A file is examined where it spells the last word of a name of the family (mappings/reported.yaml), not
+    only where it holds `checkpoint`: Megatron's CheckpointFunction, imported under another name."""
+    text, result = translate("""
+        from megatron.core.tensor_parallel.random import CheckpointFunction as CF
+
+
+        def run(block, x):
+            return CF.apply(block, False, x)
+    """)
+    assert sorted(codes(result)) == ["RC160", "RC161"]
+    assert "# recompat: RC160 megatron.core.tensor_parallel.random.CheckpointFunction left as it is" in text

@@ -878,3 +878,38 @@ def test_mindspores_older_keyword_names_are_read_as_the_parameter():
     result = translate_bytes(code.encode(), "m.py", to="torch", scope="model")
     assert "x.mean(dim=(2, 3), keepdim=True) + x.sum(dim=1, keepdim=True)" in result.new_data.decode()
     assert not [s for s in result.sites if s.status == "manual"]
+
+
+def test_a_reported_module_reached_through_an_alias_is_reported_where_it_is_used():
+    """Stage 3 walks a file only where a use can be found: here the use spells no word of the family, only the
+    import its root name comes from does."""
+    result, out = to_torch("""\
+        import mindspore
+        from mindspore.common import recompute as R
+
+
+        def f(x):
+            return R.something(x)
+    """)
+    assert sorted((s.line, d.code) for s in result.sites for d in s.diagnostics) == [(2, "RC261"), (6, "RC260")]
+    assert "# recompat: RC260 mindspore.common.recompute left as it is" in out
+
+
+def test_a_file_that_only_names_recompute_as_a_setting_is_left_alone():
+    """The word alone is no site: a flag called recompute, read and passed on, is not MindSpore's API."""
+    code = """\
+        import mindspore
+        from mindspore import nn
+
+
+        class Net(nn.Cell):
+            def __init__(self, config):
+                super().__init__()
+                self.recompute = config.recompute
+                self.block = nn.Dense(2, 2)
+
+            def construct(self, x):
+                return self.block(x)
+    """
+    result, out = to_torch(code)
+    assert result.sites == [] and out == textwrap.dedent(code)
