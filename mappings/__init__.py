@@ -51,6 +51,7 @@ class Param:
     role: str | None = None                 # what it is to the checkpoint rules: reentrancy, rng_state, ... (schema)
     compare: dict | None = None             # a layer setting transfer_weights compares (schema.json); {} = plainly
     mindspore_aliases: tuple[str, ...] = ()   # older keyword names MindSpore takes for it (Tensor.mean's axis=)
+    fills: str | None = None                # a MindSpore layer's *_init: the torch layer's tensor it sets (schema)
 
     @property
     def codes(self) -> tuple[tuple[str, str], ...]:

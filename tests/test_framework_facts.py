@@ -1132,3 +1132,21 @@ def test_mindspores_older_keyword_names_are_the_same_parameters(entry, param, py
     want = getattr(x, method)(**{param.mindspore: value}).asnumpy()
     for alias in param.mindspore_aliases:
         np.testing.assert_array_equal(getattr(x, method)(**{alias: value}).asnumpy(), want)
+
+
+def test_the_strings_an_initializer_takes_are_mindsporess_own():
+    """mappings/init.yaml `strings`: the names MindSpore's initializer() (and a layer's weight_init) takes for a
+    class are exactly its alias table's for that class, and every alias of a class with an initializer entry is
+    listed (a layer's weight_init='he_uniform' is translated, never passed over)."""
+    from mindspore.common import initializer as msinit
+
+    listed = {}
+    for e in mappings.default().entries:
+        if e.form == "initializer" and e.rule == "api_function":
+            for text in e.mindspore.get("strings", ()):
+                listed[text] = e.mindspore["api"].rsplit(".", 1)[1]
+    aliases = {k: cls.__name__ for k, cls in msinit._INITIALIZER_ALIAS.items()}
+    assert {k: aliases.get(k) for k in listed} == listed
+    with_entry = set(listed.values())
+    assert {k for k, c in aliases.items() if c in with_entry} == set(listed)
+    assert all(k == k.lower() for k in aliases), "MindSpore looks the name up in lower case"

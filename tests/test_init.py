@@ -292,3 +292,93 @@ def test_a_random_functions_proof_refuses_a_constant_draw(tmp_path):
     (tmp_path / "m.py").write_text("from mindspore import ops\n\n\ndef draw():\n    return ops.zeros(8)\n")
     with pytest.raises(ExampleError, match="too few to tell a distribution"):
         run_draw_example(tmp_path / "t.py", tmp_path / "m.py")
+
+
+# -- MindSpore -> torch: a layer's initializer arguments (weight_init='ones', gamma_init=..., bias_init=0.5) ------
+
+MS_LAYERS = """\
+import mindspore as ms
+from mindspore import nn
+from mindspore.common.initializer import HeUniform, Normal, TruncatedNormal
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(400, 300, weight_init=Normal(0.02), bias_init='zeros')
+        self.fc2 = nn.Dense(400, 300, weight_init="He_Uniform", bias_init=0.5)  # kept
+        self.fc3 = nn.Dense(400, 300, weight_init=TruncatedNormal(sigma=0.1, mean=1.0))
+        self.bn = nn.BatchNorm2d(3, gamma_init='zeros', beta_init=-1)
+        layer = nn.Dense(400, 300, weight_init=HeUniform(negative_slope=0.1, mode='fan_out'))
+        self.layer = layer
+
+    def construct(self, x):
+        return self.fc(x)
+"""
+
+
+def to_torch(code: str):
+    from recompat import mappings
+    from recompat.compat.prove import every_entry_proven
+    from recompat.translator.translate import translate_bytes
+
+    r = translate_bytes(code.encode(), "m.py", to="torch", scope="model",
+                        mappings=every_entry_proven(mappings.default()))
+    return (r.new_data or code.encode()).decode(), [d for s in r.sites for d in s.diagnostics]
+
+
+def test_a_layers_initializer_arguments_become_torch_init_calls_after_it_is_built():
+    out, diags = to_torch(MS_LAYERS)
+    assert """\
+        self.fc = nn.Linear(400, 300)
+        nn.init.normal_(self.fc.weight, std=0.02)
+        nn.init.zeros_(self.fc.bias)
+        self.fc2 = nn.Linear(400, 300)  # kept
+        nn.init.kaiming_uniform_(self.fc2.weight)
+        nn.init.constant_(self.fc2.bias, val=0.5)
+        self.fc3 = nn.Linear(400, 300)
+        nn.init.trunc_normal_(self.fc3.weight, std=0.1, mean=1.0)
+        self.bn = nn.BatchNorm2d(3)
+        nn.init.zeros_(self.bn.weight)
+        nn.init.constant_(self.bn.bias, val=-1)
+        layer = nn.Linear(400, 300)
+        nn.init.kaiming_uniform_(layer.weight, a=0.1, mode='fan_out')
+""" in out, out
+    assert "mindspore" not in out and all(d.status == "converted" for d in diags), diags
+    assert sum(d.code == "RC321" for d in diags) == 5
+    again, _ = to_torch(out)
+    assert again == out, "translating the output again changes nothing"
+
+
+def test_the_translated_layers_hold_what_mindspores_initializers_draw():
+    """Constants exactly; the draws by their spread (120,000 values each): Normal(0.02) has std 0.02; He uniform
+    (fan_in 400, leaky_relu slope 0) is bounded by sqrt(6 / 400); fan_out 300 with slope 0.1 by
+    sqrt(6 / (1 + 0.01) / 300); a normal truncated to [-2, 2] around mean 1 with std 0.1 is a plain normal there."""
+    import torch
+
+    out, _ = to_torch(MS_LAYERS)
+    namespace: dict = {}
+    exec(compile(out, "translated.py", "exec"), namespace)
+    torch.manual_seed(0)
+    net = namespace["Net"]()
+    assert abs(net.fc.weight.std().item() / 0.02 - 1) < 0.02 and torch.all(net.fc.bias == 0)
+    assert torch.all(net.fc2.bias == 0.5) and torch.all(net.bn.weight == 0) and torch.all(net.bn.bias == -1)
+    bound = (6 / 400) ** 0.5
+    assert bound * 0.99 < net.fc2.weight.abs().max().item() <= bound
+    bound = (6 / (1 + 0.1 ** 2) / 300) ** 0.5
+    assert bound * 0.99 < net.layer.weight.abs().max().item() <= bound
+    assert abs(net.fc3.weight.mean().item() - 1.0) < 0.01 and abs(net.fc3.weight.std().item() / 0.1 - 1) < 0.02
+
+
+@pytest.mark.parametrize("line, code", [
+    ("self.seq = nn.SequentialCell([nn.Dense(3, 3, weight_init='ones')])", "RC322"),   # not a statement of its own
+    ("self.fc = nn.Dense(3, 3, weight_init='orthogonal')", "RC309"),                    # no torch.nn.init entry
+    ("self.fc = nn.Dense(3, 3, weight_init=my_init)", "RC309"),                          # a value not shown here
+])
+def test_an_initializer_that_cannot_follow_the_layer_leaves_it_as_it_is(line, code):
+    source = MS_LAYERS.replace("        layer = nn.Dense(400, 300, weight_init=HeUniform(negative_slope=0.1, "
+                               "mode='fan_out'))\n", f"        {line}\n        layer = None\n")
+    out, diags = to_torch(source)
+    layer = line[line.index("nn.Dense("):line.index(")", line.index("weight_init")) + 1]
+    assert layer in out, out   # the MindSpore layer, as it was
+    assert [d.code for d in diags if d.status == "manual"] == [code]

@@ -726,6 +726,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             passed = (filled, self.src.peek_node(filled)) if filled is not None else None   # before _plan renders it
             plan = self._plan(call, entry, qual)
             plan.passed = passed
+            holder = self._built_into(call, plan) if plan.after else None
         except _Manual as m:
             if m.deferred and entry.rule == "api_class" and self.to == "mindspore":
                 # the layer's torch arguments are translated when it is made, by the same entry
@@ -737,10 +738,74 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             fields = {"api": qual, **m.fields}
             return self.diag(site, m.code, **fields)
         self._apply(call, entry, plan, method, keep_callee)
+        if plan.after:
+            self._initialize_after(holder, plan, site, qual)
         for code, fields in plan.notes:
             self.diag(site, code, **fields)
         if not any(d.status != "converted" for d in site.diagnostics):
             self.diag(site, "RC300", source=qual, target=entry.names(self.to)[0])
+
+    # -- a MindSpore layer's initializer arguments (weight_init='ones'), as torch.nn.init calls after it is built --
+
+    @functools.cached_property
+    def _initializers(self) -> tuple[dict[str, Entry], dict[str, Entry]]:
+        """init.yaml's entries by the MindSpore initializer class they stand for, and by the strings MindSpore
+        takes for that class (`strings`); the first entry of a class is its torch.nn.init function."""
+        by_class: dict[str, Entry] = {}
+        by_string: dict[str, Entry] = {}
+        for e in self.m.entries:
+            if e.form == "initializer" and e.rule == "api_function":
+                for name in e.names("mindspore"):
+                    by_class.setdefault(name, e)
+                for text in e.mindspore.get("strings", ()):
+                    by_string.setdefault(text, e)
+        return by_class, by_string
+
+    def _torch_init(self, value: ast.expr, param: str, plan: "_Plan") -> tuple[str, list[str]]:
+        """(the torch.nn.init function, its arguments after the tensor) of an initializer a MindSpore layer is
+        given: a string MindSpore takes for a class ('ones', 'he_uniform'), a number (Constant), or a call of an
+        initializer class (Normal(0.02)). Raises _Manual for anything else."""
+        by_class, by_string = self._initializers
+        text = self.src.segment(value)
+        number = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) else value
+        call, entry, qual = None, None, None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            entry = by_string.get(value.value.lower())   # MindSpore looks the name up in lower case
+        elif isinstance(number, ast.Constant) and type(number.value) in (int, float):
+            entry = by_class.get("mindspore.common.initializer.Constant")
+            call = ast.Call(ast.Name("Constant", ast.Load()), [value], [])   # MindSpore's initializer() makes that
+        elif isinstance(value, ast.Call):
+            qual = self.qualname(value.func)[0]
+            entry, call = by_class.get(qual or ""), value
+        if entry is None or not entry.proven:
+            raise _Manual("RC309", param=param, value=text, why="an initializer with no torch.nn.init counterpart")
+        init = self._plan(call or ast.Call(ast.Name("_", ast.Load()), [], []), entry, qual or entry.names("mindspore")[0])
+        plan.notes += init.notes
+        args = [f"{name}={self._targets_in(t)}" for _, name, t, _ in init.args if name and name != "tensor"]
+        args += [f"{k}={self._targets_in(v)}" for k, v in init.values.items()]
+        dst = entry.names("torch")[0]
+        self.targets.add(dst)
+        return target(dst), args
+
+    def _built_into(self, call: ast.Call, plan: "_Plan") -> str:
+        """The name or attribute the layer `call` builds is assigned to, by a statement of its own line: the
+        torch.nn.init calls go after it. Raises _Manual elsewhere (inside an expression, a list, a call)."""
+        stmt = self.stmt
+        if (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+                and names.attribute_chain(stmt.targets[0]) and len(self.src.indent(stmt.lineno)) == stmt.col_offset):
+            return self.src.segment(stmt.targets[0])
+        a, _, init, _ = plan.after[0]
+        raise _Manual("RC322", param=a.name, value=self.src.segment(a.value), init=init.replace("\x00", ""))
+
+    def _initialize_after(self, holder: str, plan: "_Plan", site: Site, qual: str) -> None:
+        """Each torch.nn.init call on its own line after the statement that builds the layer."""
+        stmt, src = self.stmt, self.src
+        at = src.line_end(stmt.end_lineno)
+        lead = "" if src.text[:at].endswith("\n") else "\n"
+        lines = [f"{src.indent(stmt.lineno)}{init}({', '.join([f'{holder}.{tensor}', *args])})"
+                 for _, tensor, init, args in plan.after]
+        src.insert(at, lead + "\n".join(lines) + ("\n" if not lead else ""))
+        self.diag(site, "RC321", api=qual, calls="; ".join(line.strip().replace("\x00", "") for line in lines))
 
     def _bind(self, call: ast.Call, entry: Entry, qual: str) -> tuple[list[_Arg], list[tuple[str, dict]]]:
         sig = signature(getattr(entry, self.frm)["signature"])
@@ -845,7 +910,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             text = self.src.segment(a.value)
             if self.m.diagnostics.get(p.code or "", {}).get("status") == "manual":   # its value matters
                 if not convert.same(text, getattr(p, f"{frm}_default")):
-                    raise _Manual("RC309", param=a.name, value=text, why=p.why or "no counterpart")
+                    if not (p.fills and to == "torch"):
+                        raise _Manual("RC309", param=a.name, value=text, why=p.why or "no counterpart")
+                    plan.after.append((a, p.fills, *self._torch_init(a.value, a.name, plan)))
             elif not any(convert.same(text, getattr(p, f"{side}_default")) for side in (frm, to)):
                 # (a value the source takes by default, or that the target does anyway, goes with nothing lost)
                 plan.notes.append(("RC306", {"api": qual, "param": a.name, "why": p.why or "no counterpart"}))
@@ -1113,6 +1180,7 @@ class _Plan:
     drop: list = field(default_factory=list)     # source arguments removed
     values: dict = field(default_factory=dict)   # target keyword -> text, appended
     passed: tuple | None = None                  # form initializer: (node, its text) of a tensor passed through as_tensor
+    after: list = field(default_factory=list)    # (arg, the layer's tensor, torch.nn.init function, its other args)
 
 
 def _list_as_tuple(node: ast.AST, text: str) -> str | None:
