@@ -265,6 +265,61 @@ def _prove_parser(sub) -> argparse.ArgumentParser:
     return v
 
 
+_TABLE_EPILOG = """\
+what it does, for each row of MindSpore's "PyTorch and MindSpore API Mapping Table"
+(mappings/table/pytorch_api_mapping.csv) in the sections recompat probes:
+  - reads the torch API's parameters and defaults from its signature (or its docstring's)
+  - gives each parameter without a default what mappings/table/probes.yaml says for its name
+    (a tensor from a fixed seed, or a value), and calls torch and the row's MindSpore API alike
+  - compares the outputs (values, shapes, dtypes) and, where they are floating, the gradients
+  - calls again with each non-default value probes.yaml has for a parameter with a default
+verdicts: agrees, differs, no kernel (on this device), missing (not in the installed
+framework), not probed (why), out of scope (why). PyNative, on the CPU.
+
+examples:
+  recompat verify-table                        every row; one line each, then the counts
+  recompat verify-table --api torch.acos       one row (repeatable)
+  recompat verify-table --json table.json      also the verdicts as JSON (recompat report renders it)
+  recompat verify-table --check                exit 1 where a verdict differs from the recorded one
+  recompat verify-table --record               record the verdicts (mappings/table/verdicts.json)
+
+exit status: 0 done (whatever the verdicts; with --check: none changed), 1 --check found a
+changed verdict, 2 bad input (an unknown --api, a table or probe file that cannot be read).
+"""
+
+
+def _table_parser(sub) -> argparse.ArgumentParser:
+    t = sub.add_parser(
+        "verify-table", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_TABLE_EPILOG,
+        help="run every row of MindSpore's official PyTorch mapping table on both frameworks and give a verdict",
+        description="Probe each row of MindSpore's PyTorch and MindSpore API Mapping Table on torch and MindSpore "
+                    "with the same inputs, and give each a verdict with its evidence.")
+    t.add_argument("--api", action="append", metavar="TORCH_API",
+                   help="probe only this row, by its torch API (repeatable; default: every row)")
+    t.add_argument("--json", metavar="FILE", help="also write the verdicts as JSON to FILE")
+    t.add_argument("--table", metavar="CSV",
+                   help="the table to run (default: mappings/table/pytorch_api_mapping.csv)")
+    mode = t.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="compare each verdict with the recorded one (mappings/table/verdicts.json); exit 1 "
+                           "where one changed (a new torch or MindSpore)")
+    mode.add_argument("--record", action="store_true",
+                      help="record the verdicts in mappings/table/verdicts.json (every row: not with --api)")
+    t.add_argument("-q", "--quiet", action="store_true", help="print only the counts, not a line per row")
+    return t
+
+
+def _verify_table(args) -> int:
+    os.environ.setdefault("GLOG_v", "3")          # MindSpore's C++ log: errors only
+    from recompat.compat import table
+
+    if args.record and args.api:
+        print("recompat: error: --record records every row: leave out --api", file=sys.stderr)
+        return EXIT_ERROR
+    return table.run(Path(args.table) if args.table else None, args.api, Path(args.json) if args.json else None,
+                     check=args.check, record=args.record, quiet=args.quiet)
+
+
 def _docs_parser(sub) -> argparse.ArgumentParser:
     g = sub.add_parser(
         "docs", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_DOCS_EPILOG,
@@ -460,7 +515,8 @@ def _demo(args) -> int:
 
 # Each command: the function that adds its parser and the one that runs it, in the order --help lists them.
 _COMMANDS = {"translate": (_translate_parser, _translate), "test": (_test_parser, _test),
-             "prove": (_prove_parser, _prove), "docs": (_docs_parser, _docs), "report": (_report_parser, _report),
+             "prove": (_prove_parser, _prove), "verify-table": (_table_parser, _verify_table),
+             "docs": (_docs_parser, _docs), "report": (_report_parser, _report),
              "demo": (_demo_parser, _demo)}
 
 

@@ -1150,3 +1150,4 @@ def test_the_strings_an_initializer_takes_are_mindsporess_own():
     with_entry = set(listed.values())
     assert {k for k, c in aliases.items() if c in with_entry} == set(listed)
     assert all(k == k.lower() for k in aliases), "MindSpore looks the name up in lower case"
+

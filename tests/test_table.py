@@ -1,0 +1,183 @@
+"""recompat verify-table: MindSpore's official PyTorch mapping table, each row probed on both frameworks.
+
+The recorded verdicts (mappings/table/verdicts.json, `verify-table --record`) are what the published table will
+say: every row is probed again here and must give the same verdict, each difference by the same call (a new torch
+or MindSpore that changes one fails here, as `verify-table --check` does). The probe's checks are shown to fail on
+planted rows that pair the wrong functions."""
+from __future__ import annotations
+
+import json
+import os
+
+os.environ.setdefault("GLOG_v", "3")
+
+import pytest
+
+from recompat.cli import main
+from recompat.compat import table
+
+RECORDED = table.recorded()
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return table.Probe(table.read_probes())
+
+
+def row(torch_api: str, mindspore_api: str = "", section: str | None = None) -> table.Row:
+    section = section or torch_api.rsplit(".", 1)[0]
+    return table.Row(section, torch_api, mindspore_api, "Consistent")
+
+
+def rows_of(apis):
+    by_api = {r.torch_api: r for r in table.read_rows()}
+    return [by_api[a] for a in apis]
+
+
+# -- reading torch's signatures (no framework run) ---------------------------------------------------
+
+@pytest.mark.parametrize("doc, expected", [
+    ("abs(input: Tensor, *, out: Optional[Tensor]) -> Tensor", [("input", None, False, False), ("out", None, True, False)]),
+    ("zeros(*size, *, out=None, dtype=None) -> Tensor",
+     [("size", None, False, True), ("out", "None", True, False), ("dtype", "None", True, False)]),
+    ("arange(start=0, end, step=1, *, out=None) -> Tensor",    # not Python: a default before a required one
+     [("start", "0", False, False), ("end", None, False, False), ("step", "1", False, False),
+      ("out", "None", True, False)]),
+    ("linalg.inv(A, *, out=None) -> Tensor", [("A", None, False, False), ("out", "None", True, False)]),
+    ("full_like(input, fill_value, \\*, dtype=None) -> Tensor",
+     [("input", None, False, False), ("fill_value", None, False, False), ("dtype", "None", True, False)]),
+    ("norm(input, dim=(0, 1), keepdim=False) -> Tensor",
+     [("input", None, False, False), ("dim", "(0, 1)", False, False), ("keepdim", "False", False, False)]),
+])
+def test_a_signature_is_read_from_torchs_docstring_form(doc, expected):
+    params = table.torch_signature(_NoSignature(doc), False)
+    assert [(p.name, p.default, p.keyword_only, p.varargs) for p in params] == expected
+
+
+class _NoSignature:
+    """A callable inspect cannot read, as torch's built-ins are."""
+
+    def __init__(self, doc):
+        self.__doc__ = doc
+
+    @property
+    def __signature__(self):
+        raise ValueError("no signature")
+
+
+def test_a_docstring_that_is_no_signature_gives_none():
+    assert table.torch_signature(_NoSignature("Eliminates all but the first element of each group."), False) is None
+
+
+# -- verdicts ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def whole_table():
+    return table.verify(table.read_rows(), table.read_probes())
+
+
+@pytest.mark.runtime
+def test_every_recorded_verdict_holds(whole_table):
+    """The whole table, in its order, as `verify-table --check` runs it (a few seconds): each verdict is the recorded
+    one, and each difference is shown again by the same call. In the table's order a row runs after others that
+    failed: MindSpore 2.10 has failed an op that has a kernel with the error of the op before it (concat after
+    clone), so a probe clears that state after each failure; without it rows that agree come out "no kernel"."""
+    assert len(RECORDED) == len(whole_table), "run `recompat verify-table --record`"
+    changed = [(v.torch_api, RECORDED[v.torch_api]["verdict"], v.verdict, v.reason) for v in whole_table
+               if RECORDED.get(v.torch_api, {}).get("verdict") != v.verdict]
+    assert not changed
+    for v in whole_table:
+        if v.verdict == "differs":
+            assert v.reason == RECORDED[v.torch_api]["reason"]
+
+
+def test_the_record_holds_every_verdict_kind_the_table_needs():
+    """What the published table will stand on: most rows in scope have a verdict, and the kinds are there."""
+    kinds = {r["verdict"] for r in RECORDED.values()}
+    assert {"agrees", "differs", "no kernel", "not probed", "out of scope"} <= kinds
+    in_scope = [r for r in RECORDED.values() if r["verdict"] != "out of scope"]
+    assert sum(r["verdict"] != "not probed" for r in in_scope) / len(in_scope) > 0.75
+
+
+@pytest.mark.runtime
+def test_an_agreeing_row_says_what_was_tried(probe):
+    v = probe.row(row("torch.add", "mindspore.mint.add", "torch"))
+    assert v.verdict == "agrees" and "gradients" in v.reason
+    assert v.tried == ["torch.add(input, other)", "torch.add(input, other, alpha=2)"]
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("planted, expected, reason", [
+    (row("torch.sin", "mindspore.mint.cos", "torch"), "differs", "output 0: values differ"),
+    (row("torch.exp", "mindspore.mint.exp2", "torch"), "no kernel", "Exp2"),     # exp2 has no CPU kernel
+    (row("torch.sum", "mindspore.mint.mean", "torch"), "differs", "output 0: values differ"),
+    (row("torch.topk", "mindspore.ops.topk", "torch"), "differs", "output 1: dtype int64 on torch, int32 on MindSpore"),
+    (row("torch.exp", "mindspore.mint.no_such_function", "torch"), "missing", "MindSpore"),
+    (row("torch.no_such_function", "mindspore.mint.exp", "torch"), "missing", "torch"),
+    (row("torch.nn.functional.cosine_similarity", "mindspore.ops.cosine_similarity", "torch.nn.functional"),
+     "not probed", "no input for parameter 'x1'"),
+])
+def test_planted_rows_get_the_verdict_they_deserve(probe, planted, expected, reason):
+    """Rows that pair the wrong functions, or name what does not exist: the probe's checks fail them."""
+    v = probe.row(planted)
+    assert v.verdict == expected and reason in v.reason, (v.verdict, v.reason)
+
+
+@pytest.mark.runtime
+def test_a_gradient_that_differs_is_found(probe, monkeypatch):
+    """Outputs the same, gradients not: relu on positive inputs against x * 2 - stop_gradient(x), which is x going
+    forward and has gradient 2."""
+    import mindspore as ms
+
+    def planted(x):
+        return x * 2 - ms.ops.stop_gradient(x)
+
+    resolve = table.resolve
+    monkeypatch.setattr(table, "resolve", lambda qual: planted if qual == "planted.relu" else resolve(qual))
+    v = probe.row(row("torch.nn.functional.relu", "planted.relu", "torch.nn.functional"))
+    assert v.verdict == "differs" and v.reason.startswith("defaults: gradients: output 0: values differ"), v.reason
+
+
+
+
+def test_out_of_scope_sections_get_their_reason_without_running_anything():
+    v = table.Probe({}).row(row("torchvision.datasets.MNIST", "mindspore.dataset.MnistDataset", "torchvision"))
+    assert v.verdict == "out of scope" and "torchvision" in v.reason
+
+
+# -- the command -------------------------------------------------------------------------------------
+
+@pytest.mark.runtime
+def test_cli_runs_rows_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "t.json"
+    assert main(["verify-table", "--api", "torch.abs", "--api", "torch.acos", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert {r["torch_api"]: r["verdict"] for r in data["rows"]} == {"torch.abs": "agrees", "torch.acos": "no kernel"}
+    err = capsys.readouterr().err
+    assert "2 rows: 1 agrees, 1 no kernel; a verdict for 2 of 2 rows in scope (100.0%)" in err
+
+
+@pytest.mark.runtime
+def test_cli_check_fails_where_a_verdict_changed(tmp_path, monkeypatch, capsys):
+    changed = dict(RECORDED)
+    changed["torch.abs"] = {**changed["torch.abs"], "verdict": "no kernel"}
+    monkeypatch.setattr(table, "recorded", lambda path=None: changed)
+    assert main(["verify-table", "--check", "-q", "--api", "torch.abs", "--api", "torch.acos"]) == 1
+    assert "torch.abs: no kernel -> agrees" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--api", "torch.no_such"], "not a row of the table: torch.no_such"),
+    (["--table", "missing.csv"], "missing.csv: cannot read the table"),
+    (["--record", "--api", "torch.abs"], "--record records every row"),
+])
+def test_cli_bad_input_is_named(argv, message, capsys):
+    assert main(["verify-table", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_table_without_its_columns_is_refused(tmp_path, capsys):
+    bad = tmp_path / "t.csv"
+    bad.write_text("api,status\ntorch.abs,Consistent\n")
+    assert main(["verify-table", "--table", str(bad)]) == 2
+    assert "no column mindspore_api, official_status, section, torch_api" in capsys.readouterr().err
