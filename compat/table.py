@@ -535,6 +535,7 @@ def summary(verdicts: list[Verdict]) -> dict[str, int]:
 
 
 VERDICTS_FILE = MAPPINGS / "table" / "verdicts.json"
+KIND = "recompat-table"   # what `recompat report` knows the JSON by
 
 
 def recorded(path: Path = VERDICTS_FILE) -> dict[str, dict]:
@@ -557,7 +558,8 @@ def _record_text(verdicts: list[Verdict]) -> bytes:
 
     rows = [{"section": v.section, "torch_api": v.torch_api, "mindspore_api": v.mindspore_api,
              "official": v.official, "verdict": v.verdict, "reason": v.reason} for v in verdicts]
-    return (json.dumps({"summary": summary(verdicts), "rows": rows}, indent=1, ensure_ascii=False) + "\n").encode()
+    return (json.dumps({"kind": KIND, "summary": summary(verdicts), "rows": rows}, indent=1, ensure_ascii=False)
+            + "\n").encode()
 
 
 def run(table: Path | None = None, apis: list[str] | None = None, json_path: Path | None = None,
@@ -601,7 +603,7 @@ def run(table: Path | None = None, apis: list[str] | None = None, json_path: Pat
     from recompat._files import write_atomic
 
     if json_path is not None:
-        data = {"table": str(table or TABLE), "summary": counts, "rows": [v.as_dict() for v in verdicts]}
+        data = {"kind": KIND, "table": str(table or TABLE), "summary": counts, "rows": [v.as_dict() for v in verdicts]}
         write_atomic(json_path, (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode())
     if record:
         write_atomic(VERDICTS_FILE, _record_text(verdicts))

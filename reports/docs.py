@@ -158,6 +158,24 @@ _TEXT = {
         "reported_aliases": " (also {names})",
         "kinds": {"module": "module (every name in it)", "class": "class", "enum": "enum", "function": "function",
                   "method": "method, matched by name on any object in a file that imports `{module}`"},
+        "table_title": "MindSpore's PyTorch API mapping table, run",
+        "table_index": "[MindSpore's official PyTorch API mapping table, run row by row](table.md): what each row "
+                       "claims and what torch {torch_v} and MindSpore {mindspore_v} do.",
+        "table_intro": "MindSpore publishes a \"PyTorch and MindSpore API Mapping Table\" ({rows} rows; PyTorch 2.1 on "
+                       "its left). `recompat verify-table` runs every row on torch {torch_v} and MindSpore "
+                       "{mindspore_v} (PyNative, CPU): a probe generated from the torch API's signature gives both "
+                       "the same inputs, compares the outputs (values, shapes, dtypes) and, where they are floating, "
+                       "the gradients, with torch.testing's tolerances, then calls again with another value for "
+                       "each parameter that has a default. The verdicts as data: [table.json](../table.json).",
+        "table_coverage": "A verdict for {decided} of the {in_scope} rows in scope ({share}).",
+        "table_verdict": "Verdict",
+        "table_rows": "Rows",
+        "table_wrong_title": "Where the table says consistent and it does not hold here",
+        "table_wrong_intro": "Rows the table calls consistent (in any wording) that differ, have no kernel on the "
+                             "CPU, or are missing in the installed MindSpore.",
+        "table_head": "| PyTorch | MindSpore | The table says | Verdict | Evidence |",
+        "verdicts": {"agrees": "agrees", "differs": "differs", "no kernel": "no kernel (CPU)", "missing": "missing",
+                     "not probed": "not probed", "out of scope": "out of scope"},
     },
     "zh": {
         "title_torch": "比较与{torch}的差异",
@@ -257,6 +275,23 @@ _TEXT = {
         "reported_aliases": "(别名:{names})",
         "kinds": {"module": "模块(含其中所有名字)", "class": "类", "enum": "枚举", "function": "函数",
                   "method": "方法:在导入了 `{module}` 的文件中,按名字匹配任意对象上的该方法"},
+        "table_title": "MindSpore 官方 PyTorch API 映射表的实测结果",
+        "table_index": "[逐行运行 MindSpore 官方 PyTorch API 映射表](table.md):每行的官方说法,以及 torch {torch_v} "
+                       "与 MindSpore {mindspore_v} 的实际表现。",
+        "table_intro": "MindSpore 发布了《PyTorch 与 MindSpore API 映射表》(共 {rows} 行,左列为 PyTorch 2.1)。"
+                       "`recompat verify-table` 在 torch {torch_v} 与 MindSpore {mindspore_v} 上(PyNative,CPU)"
+                       "逐行运行:根据 torch API 的签名生成探测,给两边相同的输入,按 torch.testing 的容差比较输出"
+                       "(数值、形状、数据类型)以及浮点输出的梯度,再对每个有默认值的参数换一个取值调用一次。"
+                       "判定结果的数据:[table.json](../table.json)。证据列为探测输出的原文(英文)。",
+        "table_coverage": "范围内共 {in_scope} 行,其中 {decided} 行有判定({share})。",
+        "table_verdict": "判定",
+        "table_rows": "行数",
+        "table_wrong_title": "映射表称一致、实测不成立的行",
+        "table_wrong_intro": "映射表称一致(不论措辞)的行中,实测结果不一致、在 CPU 上没有内核,或在已安装的 "
+                             "MindSpore 中不存在的行。",
+        "table_head": "| PyTorch | MindSpore | 映射表的说法 | 判定 | 证据 |",
+        "verdicts": {"agrees": "一致", "differs": "不一致", "no kernel": "无内核(CPU)", "missing": "缺失",
+                     "not probed": "未探测", "out of scope": "不在范围内"},
     },
 }
 
@@ -531,7 +566,7 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
         related=[by_id[i] for i in e["related"]], mark=MARK, guide=not (model_example or training))
 
 
-def _index_md(env, doc: dict, lang: str) -> str:
+def _index_md(env, doc: dict, lang: str, table: bool = False) -> str:
     t = _TEXT[lang]
     groups = []
     for source in ("torch", "mindspore", "both"):
@@ -545,7 +580,39 @@ def _index_md(env, doc: dict, lang: str) -> str:
         count=len(doc["reported"]), libraries=t["list_sep"].join(_libraries(doc["reported"])))
     return env.get_template("index.md").render(
         t=t, lang=lang, groups=groups, mark=MARK, reported=reported,
+        table=table and t["table_index"].format(torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]),
         intro=t["index_intro"].format(torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]))
+
+
+TABLE_PAGE = "table"   # <lang>/table.md: the official mapping table, run (compat/table.py's recorded verdicts)
+
+
+def _table_md(env, recorded: dict, lang: str) -> str:
+    """The page of the official mapping table's verdicts: the counts, the consistency claims that do not hold, then
+    every row by the table's sections, in the table's order."""
+    from recompat.compat.table import VERDICTS
+
+    t = _TEXT[lang]
+    rows = recorded["rows"]
+    label = t["verdicts"]
+
+    def shown(r):
+        return dict(torch=r["torch_api"], mindspore=r["mindspore_api"] or "-", official=r["official"],
+                    verdict=label[r["verdict"]], reason=r["reason"])
+
+    counts = recorded["summary"]
+    in_scope = len(rows) - counts.get("out of scope", 0)
+    decided = in_scope - counts.get("not probed", 0)
+    wrong = [shown(r) for r in rows if r["official"].lower().startswith("consistent")
+             and r["verdict"] in ("differs", "no kernel", "missing")]
+    sections = [(name, [shown(r) for r in rows if r["section"] == name])
+                for name in dict.fromkeys(r["section"] for r in rows)]
+    return env.get_template("table.md").render(
+        t=t, mark=MARK, wrong=wrong, sections=sections,
+        counts=[(label[k], counts[k]) for k in VERDICTS if counts.get(k)],
+        intro=t["table_intro"].format(rows=len(rows), torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]),
+        coverage=t["table_coverage"].format(decided=decided, in_scope=in_scope,
+                                            share=f"{100 * decided / max(in_scope, 1):.1f}%"))
 
 
 def _libraries(reported: list[dict]) -> list[str]:
@@ -618,15 +685,20 @@ def build(maps=None, *, mappings_folder: Path | None = None, guides_from: Path |
     doc = model(maps, mappings_folder=mappings_folder)
     env = _md_env()
     by_id = {e["id"]: e for e in doc["entries"]}
+    table = _recorded_table()
+    if TABLE_PAGE in by_id:
+        raise ReportError(f"an entry's id is {TABLE_PAGE!r}, the name of the mapping table's page: rename it")
     if REPORTED_PAGE in by_id:
         raise ReportError(f"an entry's id is {REPORTED_PAGE!r}, the name of the page of reported.yaml: rename it")
     files: dict[str, str] = {}
     for lang in LANGS:
         for e in doc["entries"]:
             files[f"{lang}/{e['id']}.md"] = _page_md(env, e, by_id, lang)
-        files[f"{lang}/index.md"] = _index_md(env, doc, lang)
+        files[f"{lang}/index.md"] = _index_md(env, doc, lang, table is not None)
         if doc["reported"]:
             files[f"{lang}/{REPORTED_PAGE}.md"] = _reported_md(env, doc, lang)
+        if table is not None:
+            files[f"{lang}/{TABLE_PAGE}.md"] = _table_md(env, table, lang)
     guides_root = guides_from if guides_from is not None else repo_docs()
     guides = {}   # name -> its text, for the hand-written pages there are
     for name in GUIDES:
@@ -635,14 +707,29 @@ def build(maps=None, *, mappings_folder: Path | None = None, guides_from: Path |
             guides[name] = src.read_text(encoding="utf-8")
     files["index.md"] = env.get_template("home.md").render(
         t=_TEXT["en"], zh=_TEXT["zh"], mark=MARK, versions=VERSIONS, reported=bool(doc["reported"]),
-        reported_page=REPORTED_PAGE, guides=[(name, _title(text)) for name, text in guides.items()])
+        reported_page=REPORTED_PAGE, table_page=TABLE_PAGE if table is not None else None, guides=[(name, _title(text)) for name, text in guides.items()])
     for path in list(files):
         lang = path.split("/")[0] if "/" in path else "en"
         files[path[:-3] + ".html"] = _to_html(files[path], _title(files[path]), "zh-CN" if lang == "zh" else "en")
     for name, text in guides.items():
         files[name[:-3] + ".html"] = _to_html(text, _title(text), "en")
     files["mappings.json"] = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    if table is not None:
+        files["table.json"] = json.dumps(table, indent=1, ensure_ascii=False) + "\n"
     return {k: v.encode("utf-8") for k, v in sorted(files.items())}
+
+
+def _recorded_table() -> dict | None:
+    """mappings/table/verdicts.json (`recompat verify-table --record`), or None where none is recorded."""
+    from recompat.compat.table import VERDICTS_FILE
+
+    try:
+        return json.loads(VERDICTS_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"{VERDICTS_FILE}: cannot read the recorded verdicts ({exc}): run `recompat verify-table "
+                          f"--record`") from None
 
 
 # ---------------------------------------------------------------------------------------------- check, write

@@ -32,14 +32,14 @@ from recompat.constants import TRAINING_PARTED
 from ._io import ReportError, write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
-KINDS = ("translation", "suite", "mappings", "demo")
+KINDS = ("translation", "suite", "mappings", "demo", "table")
 _SITE_RANK = {"error": 0, "manual": 1, "partial": 2, "converted": 3, "unchanged": 4}
 _CASE_RANK = {"failed": 0, "missed": 0, "known": 1, "skipped": 2, "passed": 3, "caught": 3}
 _MODEL_RANK = {"failed": 0, "mismatch": 1, "not-translated": 2, "agree": 3}
 
 
 def kind_of(doc: dict) -> str | None:
-    """translation, suite, mappings or demo; None for JSON that no recompat command writes."""
+    """translation, suite, mappings, demo or table; None for JSON that no recompat command writes."""
     kind = doc.get("kind")
     if kind == "recompat-suite":
         return "suite"
@@ -47,6 +47,8 @@ def kind_of(doc: dict) -> str | None:
         return "demo"
     if kind == "recompat-mappings":
         return "mappings"
+    if kind == "recompat-table":
+        return "table"
     if kind == "recompat-translate" or (doc.get("tool") == "recompat" and "files" in doc and "summary" in doc):
         return "translation"
     return None
@@ -69,10 +71,11 @@ def render(doc: dict, *, source: str = "JSON") -> str:
     kind = kind_of(doc)
     if kind is None:
         raise ReportError(f"{source}: not a recompat JSON — expected what `recompat translate --json`, "
-                          "`recompat test --json`, `recompat docs` (docs/mappings.json) or `recompat demo` "
-                          "(out/demo/report.json) writes")
+                          "`recompat test --json`, `recompat docs` (docs/mappings.json, docs/table.json), "
+                          "`recompat verify-table --json` or `recompat demo` (out/demo/report.json) writes")
     try:
-        model, title = {"translation": _translation, "suite": _suite, "mappings": _mappings, "demo": _demo}[kind](doc)
+        model, title = {"translation": _translation, "suite": _suite, "mappings": _mappings, "demo": _demo,
+                        "table": _table}[kind](doc)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ReportError(f"{source}: a {kind} JSON without the fields its report needs "
                           f"({type(exc).__name__}: {exc}) — write it again with this recompat") from None
@@ -358,6 +361,32 @@ def _mappings(doc: dict):
     versions = ", ".join(f"{names.get(k, k)} {v}" for k, v in (doc.get("versions") or {}).items())
     return dict(entries=entries, versions=versions, directions=sorted({e["direction"] for e in entries})), \
         "recompat mappings: PyTorch and MindSpore API differences"
+
+
+# ------------------------------------------------------------------------------------------------------ table
+
+# the verdicts of `recompat verify-table`, in the order the page sorts them (what a reader looks for first)
+_TABLE_RANK = {"differs": 0, "no kernel": 1, "missing": 2, "not probed": 3, "agrees": 4, "out of scope": 5}
+_TABLE_BADGE = {"agrees": "agree", "differs": "differs", "no kernel": "failed", "missing": "failed",
+                "not probed": "skipped", "out of scope": "skipped"}
+
+
+def _table(doc: dict):
+    rows = []
+    for r in doc["rows"]:
+        error = r.get("max_error")
+        rows.append(dict(section=r["section"], torch_api=r["torch_api"], mindspore_api=r["mindspore_api"] or "-",
+                         official=r["official"], verdict=r["verdict"], rank=_TABLE_RANK[r["verdict"]],
+                         badge=_TABLE_BADGE[r["verdict"]], reason=r["reason"], tried="\n".join(r.get("tried") or ()),
+                         max_error=_num(error) if error else "", open=r["verdict"] == "differs"))
+    counts = doc["summary"]
+    in_scope = len(rows) - counts.get("out of scope", 0)
+    decided = in_scope - counts.get("not probed", 0)
+    coverage = f"a verdict for {decided} of {in_scope} rows in scope: " + ", ".join(
+        f"{n} {k}" for k, n in counts.items() if n)
+    return dict(rows=rows, coverage=coverage, sections=list(dict.fromkeys(r["section"] for r in rows)),
+                verdicts=[k for k in _TABLE_RANK if counts.get(k)]), \
+        "recompat verify-table: MindSpore's PyTorch API mapping table, run"
 
 
 # ------------------------------------------------------------------------------------------------------- demo

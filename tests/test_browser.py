@@ -217,6 +217,23 @@ def test_mapping_report_filters_by_direction_and_text(browser, tmp_path):
     screenshot(browser, "mapping-report")
 
 
+def test_table_report_filters_by_verdict_and_section(browser, tmp_path):
+    page = tmp_path / "table.html"
+    assert main(["report", str(ROOT / "docs" / "table.json"), "-o", str(page)]) == 0
+    doc = json.loads((ROOT / "docs" / "table.json").read_text())
+    open_page(browser, page)
+    assert console_errors(browser) == []
+    assert len(shown(browser, "#rows")) == len(doc["rows"])
+    choose(browser, "#rows", "verdict", "differs")
+    expected = [r["torch_api"] for r in doc["rows"] if r["verdict"] == "differs"]
+    assert sorted(shown(browser, "#rows")) == sorted(expected) and expected
+    choose(browser, "#rows", "verdict", "")
+    choose(browser, "#rows", "section", "torch.linalg")
+    assert shown(browser, "#rows") == [r["torch_api"] for r in doc["rows"] if r["section"] == "torch.linalg"]
+    assert console_errors(browser) == []
+    screenshot(browser, "table-report")
+
+
 def test_demo_report_filters_models_and_expands_mismatches(browser, tmp_path, capsys):
     page = tmp_path / "demo.html"
     assert main(["report", str(demo_doc(tmp_path, capsys)), "-o", str(page)]) == 0
@@ -246,7 +263,7 @@ def test_demo_report_filters_models_and_expands_mismatches(browser, tmp_path, ca
 
 
 @pytest.mark.parametrize("page", ["index.html", "en/index.html", "en/checkpoint.html", "zh/checkpoint.html",
-                                  "behaviours.html"])
+                                  "behaviours.html", "en/table.html", "zh/table.html"])
 def test_docs_pages_open_without_errors(browser, page):
     open_page(browser, ROOT / "docs" / page)
     assert console_errors(browser) == []

@@ -179,9 +179,20 @@ def test_mapping_report_lists_every_entry(tmp_path):
     assert 'data-filter-key="direction"' in text
 
 
+def test_table_report_lists_every_row_with_differences_open(tmp_path):
+    out = tmp_path / "table.html"
+    assert main(["report", str(ROOT / "docs" / "table.json"), "-o", str(out)]) == 0
+    doc = json.loads((ROOT / "docs" / "table.json").read_text())
+    text = out.read_text()
+    assert text.count("<tbody class=\"row\" data-row") == len(doc["rows"])
+    assert text.count("<details open>") == doc["summary"]["differs"] > 0   # the differences, opened
+    assert 'data-filter-key="verdict"' in text and 'data-filter-key="section"' in text
+
+
 @pytest.mark.parametrize("make", [
     lambda d: html.render(suite_doc(depth_sweep=SWEEP)),
     lambda d: html.render(json.loads((ROOT / "docs" / "mappings.json").read_text())),
+    lambda d: html.render(json.loads((ROOT / "docs" / "table.json").read_text())),
 ])
 def test_pages_need_nothing_outside_themselves(make, tmp_path):
     text = make(tmp_path)
