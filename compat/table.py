@@ -40,9 +40,8 @@ OUT_OF_SCOPE = {
     "torchtext": "torchtext: not part of torch (and retired upstream), not installed with recompat",
     "torch.distributed": "collective communication: needs several processes and a backend, not one CPU process",
 }
-# Sections whose rows are not functions of tensors: probed by other means, in later slices of the work
+# Sections whose rows are not functions of tensors or layers: probed by other means, in later slices of the work
 NOT_FUNCTIONS = {
-    "torch.nn": "a layer: built from its arguments, given the torch weights and compared as a model (not yet)",
     "torch.optim": "an optimizer: compared over training steps, as compare_training does (not yet)",
     "torch.utils": "data loading and samplers, or checkpointing (recompat's own subject): not a function of tensors",
 }
@@ -140,6 +139,8 @@ def torch_signature(fn, method: bool) -> list[Param] | None:
                      p.kind is inspect.Parameter.KEYWORD_ONLY, p.kind is p.VAR_POSITIONAL)
                for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
         if all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+            if inspect.isclass(fn):
+                return []   # a layer that takes anything and needs nothing (nn.Identity, nn.Tanh)
             raise ValueError("only *args, **kwargs: the docstring tells more")
         return out[1:] if method and out and out[0].name == "self" else out
     except (TypeError, ValueError):
@@ -253,9 +254,10 @@ def _first_line(exc: Exception) -> str:
 
 
 # how MindSpore 2.10 says an op has no kernel on the device (CPU): "The kernel AcosExt unregistered.",
-# "conv3d only supports Ascend.", "Not found op FuncMaxPool2D on device CPU"
+# "conv3d only supports Ascend.", "Not found op FuncMaxPool2D on device CPU", "Create kernelmod for op LayerNormExt
+# failed"
 _NO_KERNEL = re.compile(r"unregistered|only supports? Ascend|Not found op \w+ on device|not supported on (?:CPU|GPU)"
-                        r"|Kernel select failed")
+                        r"|Kernel select failed|Create kernelmod for op \w+ failed")
 
 
 def _no_kernel(exc: Exception) -> bool:
@@ -295,6 +297,28 @@ def _compare(t_out: list, m_out: list) -> float:
         if bad.any():
             raise _Differs(f"output {i}: values differ (largest error {err:.3g})", err)
         worst = max(worst, err)
+    return worst
+
+
+def _compare_draws(t_out: list, m_out: list) -> float:
+    """Random outputs: the same number, shapes and dtypes, and values drawn from the same distribution (two-sample
+    Kolmogorov-Smirnov at compat.examples.KS_ALPHA: the frameworks' generators differ, so never value by value).
+    Returns the largest distance; raises _Differs."""
+    from recompat.compat.examples import KS_ALPHA, KS_FACTOR, ks_distance
+
+    if len(t_out) != len(m_out):
+        raise _Differs(f"torch gives {len(t_out)} outputs, MindSpore {len(m_out)}")
+    worst = 0.0
+    for i, (t, m) in enumerate(zip(t_out, m_out)):
+        a, b = _numpy(t), _numpy(m)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise _Differs(f"output {i}: {a.dtype} {a.shape} on torch, {b.dtype} {b.shape} on MindSpore")
+        distance, critical = ks_distance(a, b), KS_FACTOR * math.sqrt((a.size + b.size) / (a.size * b.size))
+        if distance >= critical:
+            raise _Differs(f"output {i}: another distribution (two-sample Kolmogorov-Smirnov distance "
+                           f"{distance:.3g} >= {critical:.3g}, level {KS_ALPHA:g}; mean {a.mean():.3g} vs "
+                           f"{b.mean():.3g}, std {a.std():.3g} vs {b.std():.3g})")
+        worst = max(worst, distance)
     return worst
 
 
@@ -350,11 +374,15 @@ class Probe:
         if m_fn is None:
             v.verdict, v.reason = "missing", f"MindSpore {self.ms.__version__} has no {row.mindspore_api or 'API here'}"
             return
-        # a Tensor method's docstring often leaves its parameters out (`logical_and() -> Tensor`): the function of
-        # the same name documents them, its first parameter being the receiver
-        function = resolve(f"torch.{t_fn.__name__}") if method else None
-        params = torch_signature(function, False) if function is not None else None
-        params = params[1:] if params and params[0].name == "input" else torch_signature(t_fn, method)
+        layer = inspect.isclass(t_fn) and issubclass(t_fn, self.torch.nn.Module)
+        if layer:   # its constructor's parameters; the forward inputs are probes.yaml's `forward`
+            params = torch_signature(t_fn, False)
+        else:
+            # a Tensor method's docstring often leaves its parameters out (`logical_and() -> Tensor`): the function
+            # of the same name documents them, its first parameter being the receiver
+            function = resolve(f"torch.{t_fn.__name__}") if method else None
+            params = torch_signature(function, False) if function is not None else None
+            params = params[1:] if params and params[0].name == "input" else torch_signature(t_fn, method)
         if params is None:
             v.reason = f"torch's signature of {row.torch_api} cannot be read (no signature, no docstring form)"
             return
@@ -363,15 +391,28 @@ class Probe:
         self._spread = {p.name for p in params if p.varargs}
         self._names = (row.torch_api.rsplit(".", 1)[1], row.mindspore_api.rsplit(".", 1)[1])   # methods' names
         given, tries = self._inputs(row.torch_api, params, api_spec, method)
+        self._grad = not row.torch_api.endswith("_")   # an in-place op on a leaf that requires grad: torch refuses
+        self._draws = bool(api_spec.get("draws"))      # random: compared by distribution, no gradient
+        if layer:
+            rng = np.random.default_rng(SEED + 2)
+            arrays = [_array(spec or {}, self.base, rng) for spec in api_spec.get("forward", [{}])]
+            shapes = ", ".join("x".join(map(str, a.shape)) or "scalar" for a in arrays)
+            call = lambda extra: self._call_layer(t_fn, m_fn, given, extra, names, arrays)   # noqa: E731
+        else:
+            shapes = None
+            call = lambda extra: self._call(t_fn, m_fn, method, given, extra, names)   # noqa: E731
+        self._run(row, v, given, tries, call, shapes)
+
+    def _run(self, row: Row, v: Verdict, given: dict, tries: list, call, shapes: str | None) -> None:
+        """The calls (defaults, then each value to try), each made on both sides by `call`, and the verdict."""
         calls = [({}, "defaults")] + [({p.name: _literal(str(value)) if isinstance(value, str) else value},
                                         f"{p.name}={value}") for p, value in tries]
-        self._grad = not row.torch_api.endswith("_")   # an in-place op on a leaf that requires grad: torch refuses
         worst, graded = 0.0, False
         for extra, label in calls:
             text = f"{row.torch_api}({', '.join([*given, *(f'{k}={x!r}' for k, x in extra.items())])})"
-            v.tried.append(text)
+            v.tried.append(text if shapes is None else f"{text} on inputs of shape {shapes}")
             try:
-                error, with_grad = self._call(t_fn, m_fn, method, given, extra, names)
+                error, with_grad = call(extra)
                 worst, graded = max(worst, error), graded or with_grad
             except _Differs as d:
                 v.verdict, v.reason, v.max_error = "differs", f"{label}: {d.what}", d.error
@@ -379,13 +420,18 @@ class Probe:
             except _NoKernel as k:
                 v.verdict, v.reason = "no kernel", f"{label}: {k}"
                 return
+            except _NotPaired as n:
+                v.reason = str(n)
+                return
             except _TorchRefuses as r:
                 if label == "defaults":
                     v.reason = f"torch refuses the generated inputs ({r}): give others in mappings/table/probes.yaml"
                     return
                 v.tried.pop()   # a value torch does not take with these inputs: no evidence either way
-        v.verdict, v.max_error = "agrees", worst
-        v.reason = (f"{len(v.tried)} call(s): outputs{' and gradients' if graded else ''} the same within "
+        v.verdict, v.max_error = "agrees", None if self._draws else worst
+        v.reason = (f"{len(v.tried)} call(s): outputs drawn from the same distribution (two-sample "
+                    f"Kolmogorov-Smirnov), of the same shapes and dtypes" if self._draws else
+                    f"{len(v.tried)} call(s): outputs{' and gradients' if graded else ''} the same within "
                     f"torch.testing's tolerances")
 
     def _inputs(self, api: str, params: list[Param], api_spec: dict, method: bool) -> tuple[dict, list]:
@@ -444,6 +490,8 @@ class Probe:
         t_args = {k: _on_torch(kind, value, torch, self._grad) for k, (kind, value) in given.items()}
         m_args = {k: _on_mindspore(kind, value, ms) for k, (kind, value) in given.items()}
         order = [n for n in names if n in given]
+        torch.manual_seed(SEED)
+        ms.set_seed(SEED)
         try:
             t_res = _invoke(t_fn, method and self._names[0], self._positional(t_args, order), extra)
         except Exception as exc:   # noqa: BLE001
@@ -461,6 +509,8 @@ class Probe:
                 raise _NoKernel(_first_line(exc)) from None
             raise _Differs(f"MindSpore raises {type(exc).__name__}: {_first_line(exc)}") from None
         t_out = _outputs(t_res)
+        if self._draws:
+            return _compare_draws(t_out, m_out), False
         worst = _compare(t_out, m_out)
         floating = [i for i, t in enumerate(t_out)   # real floating outputs (autograd takes no complex loss)
                     if hasattr(t, "requires_grad") and t.requires_grad and not t.is_complex()]
@@ -468,6 +518,93 @@ class Probe:
         if not (floating and inputs and self._grad):
             return worst, False
         return max(worst, self._gradients(t_fn, m_fn, method, given, extra, order, inputs, t_out, floating)), True
+
+    def _call_layer(self, t_cls, m_cls, given: dict, extra: dict, names: list[str], arrays: list) -> tuple[float, bool]:
+        """A layer built on each side from the same arguments, given torch's parameters and buffers (by name), run
+        on the same inputs in training mode: (the largest error of the outputs and of the gradients of a fixed
+        weighted sum with respect to the floating inputs and the parameters, True)."""
+        torch, ms = self.torch, self.ms
+        order = [n for n in names if n in given]
+        t_args = {k: _on_torch(kind, value, torch, False) for k, (kind, value) in given.items()}
+        m_args = {k: _on_mindspore(kind, value, ms) for k, (kind, value) in given.items()}
+        torch.manual_seed(SEED)
+        ms.set_seed(SEED)
+        try:
+            t_layer = t_cls(*self._positional(t_args, order), **extra)
+            xs = [_on_torch("tensor", a, torch) for a in arrays]
+            t_out = _outputs(t_layer(*xs))
+        except Exception as exc:   # noqa: BLE001
+            raise _TorchRefuses(f"{type(exc).__name__}: {_first_line(exc)}") from None
+        t_params = dict(t_layer.named_parameters())
+        t_tensors = {**dict(t_layer.named_buffers()), **t_params}
+
+        def build():
+            layer = m_cls(*self._positional(m_args, order), **extra)
+            if not isinstance(layer, ms.nn.Cell):
+                raise TypeError(f"{type(layer).__name__} is no Cell: the row names no layer")
+            return layer
+
+        try:
+            m_layer = self._on_mindspore_twice(build)
+        except Exception as exc:   # noqa: BLE001
+            raise _Differs(f"MindSpore's constructor raises {type(exc).__name__}: {_first_line(exc)}") from None
+        m_params = dict(m_layer.parameters_and_names())
+        if set(t_params) - set(m_params):
+            raise _NotPaired(f"the parameters cannot be paired by name: torch's {', '.join(t_tensors)}, "
+                             f"MindSpore's {', '.join(m_params) or 'none'}")
+        extra = sorted(n for n, p in m_params.items() if n not in t_tensors and p.requires_grad)
+        if extra:
+            raise _Differs(f"MindSpore's layer trains parameters torch's has not: {', '.join(extra)}")
+        for name, p in m_params.items():
+            if name in t_tensors:
+                p.set_data(ms.Tensor(t_tensors[name].detach().numpy()))
+        m_layer.set_train(True)
+        m_xs = [ms.Tensor(a) for a in arrays]
+        try:
+            m_out = self._on_mindspore_twice(lambda: [_numpy(o) for o in _outputs(m_layer(*m_xs))])
+        except Exception as exc:   # noqa: BLE001
+            if _no_kernel(exc):
+                raise _NoKernel(_first_line(exc)) from None
+            raise _Differs(f"MindSpore raises {type(exc).__name__}: {_first_line(exc)}") from None
+        if self._draws:
+            return _compare_draws(t_out, m_out), False
+        worst = _compare(t_out, m_out)
+        floating = [i for i, t in enumerate(t_out) if t.requires_grad and not t.is_complex()]
+        if not floating:
+            return worst, False
+        rng = np.random.default_rng(SEED + 1)
+        weights = {i: rng.uniform(0.5, 1.5, _numpy(t_out[i]).shape).astype(np.float32) for i in floating}
+        loss = sum((t_out[i] * torch.tensor(w)).sum() for i, w in weights.items())
+        inputs = [i for i, x in enumerate(xs) if x.requires_grad]
+        names_ = list(t_params)
+        t_grads = torch.autograd.grad(loss, [xs[i] for i in inputs] + [t_params[n] for n in names_], allow_unused=True)
+        t_grads = [g if g is not None else torch.zeros_like(x)
+                   for g, x in zip(t_grads, [xs[i] for i in inputs] + [t_params[n] for n in names_])]
+
+        def forward(*given_xs):
+            all_xs = list(m_xs)
+            for i, x in zip(inputs, given_xs):
+                all_xs[i] = x
+            outs = _outputs(m_layer(*all_xs))
+            return sum((outs[i] * ms.Tensor(w)).sum() for i, w in weights.items())
+
+        def mindspore_grads():
+            fn = ms.grad(forward, grad_position=tuple(range(len(inputs))) if inputs else None,
+                         weights=[m_params[n] for n in names_] if names_ else None)
+            return [_numpy(g) for g in _outputs(fn(*[m_xs[i] for i in inputs]))]
+
+        try:
+            m_grads = self._on_mindspore_twice(mindspore_grads)
+        except Exception as exc:   # noqa: BLE001
+            if _no_kernel(exc):
+                raise _NoKernel(f"backward: {_first_line(exc)}") from None
+            raise _Differs(f"MindSpore's backward raises {type(exc).__name__}: {_first_line(exc)}") from None
+        try:
+            return max(worst, _compare(list(t_grads), m_grads)), True
+        except _Differs as d:
+            what = ["input"] * len(inputs) + names_
+            raise _Differs(f"gradients: {d.what}".replace("output ", "gradient of ") + f" (in order: "
+                           f"{', '.join(what)})", d.error) from None
 
     def _gradients(self, t_fn, m_fn, method, given, extra, order, inputs, t_out, floating) -> float:
         torch, ms = self.torch, self.ms
@@ -503,6 +640,10 @@ class Probe:
 
 class _NoKernel(Exception):
     pass
+
+
+class _NotPaired(Exception):
+    """The two layers' parameters cannot be paired: no verdict."""
 
 
 class _TorchRefuses(Exception):
