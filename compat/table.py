@@ -204,6 +204,31 @@ def _arg(spec: dict, base: dict, rng):
     return "value", tuple(value) if isinstance(value, list) else value   # torch documents sizes and dims as tuples
 
 
+def _other_value(default: str):
+    """A value other than a default, of its kind (the source text of a bool, int or float): the other bool, the next
+    int, half a float (0.5 for 0); None for anything else (None, a string, a tuple: no value to guess)."""
+    value = _literal(default)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float) and math.isfinite(value):
+        return value / 2 if value else 0.5
+    return None
+
+
+def _parameter_names(fn) -> set[str] | None:
+    """The names of the parameters MindSpore's API takes; None where its signature does not tell (*args,
+    **kwargs, or none readable): then every torch parameter is tried."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return None
+    return {p.name for p in params}
+
+
 def _literal(text: str):
     try:
         return ast.literal_eval(text)
@@ -390,7 +415,7 @@ class Probe:
         names = (["self"] if method else []) + [p.name for p in params]
         self._spread = {p.name for p in params if p.varargs}
         self._names = (row.torch_api.rsplit(".", 1)[1], row.mindspore_api.rsplit(".", 1)[1])   # methods' names
-        given, tries = self._inputs(row.torch_api, params, api_spec, method)
+        given, tries = self._inputs(row.torch_api, params, api_spec, method, _parameter_names(m_fn))
         self._grad = not row.torch_api.endswith("_")   # an in-place op on a leaf that requires grad: torch refuses
         self._draws = bool(api_spec.get("draws"))      # random: compared by distribution, no gradient
         if layer:
@@ -434,9 +459,13 @@ class Probe:
                     f"{len(v.tried)} call(s): outputs{' and gradients' if graded else ''} the same within "
                     f"torch.testing's tolerances")
 
-    def _inputs(self, api: str, params: list[Param], api_spec: dict, method: bool) -> tuple[dict, list]:
+    def _inputs(self, api: str, params: list[Param], api_spec: dict, method: bool,
+                shared: set | None = None) -> tuple[dict, list]:
         """(what each parameter without a default is given: name -> (kind, value); the (parameter, value) pairs to
-        try one call each). An API's own spec may also give a parameter that has a default (torch.clamp's min)."""
+        try one call each: probes.yaml's `try`, else another value of the default's kind, for each parameter
+        MindSpore's API takes too (`shared`; None: every one)). An API's own spec may also give a parameter that
+        has a default (torch.clamp's min)."""
+        shared = shared if shared is not None else {p.name for p in params}
         specs = {**self.specs["params"], **{k: s for k, s in api_spec.items() if isinstance(s, dict)}}
         rng = np.random.default_rng(SEED)
         given, tries = {}, []
@@ -444,8 +473,9 @@ class Probe:
             spec = specs.get(name, {})
             forced = isinstance(api_spec.get(name), dict) and ({"tensor", "tensors", "value"} & set(api_spec[name]))
             if p is not None and p.default is not None and not forced:
-                if "try" in spec:
-                    tries.append((p, spec["try"]))
+                other = spec["try"] if "try" in spec else _other_value(p.default)
+                if other is not None and name in shared:
+                    tries.append((p, other))
                 continue
             if not ({"tensor", "tensors", "value"} & set(spec)):
                 raise NoInput(f"no input for parameter {name!r} of {api}: give one in mappings/table/probes.yaml "

@@ -1134,7 +1134,7 @@ def test_mindspores_older_keyword_names_are_the_same_parameters(entry, param, py
         np.testing.assert_array_equal(getattr(x, method)(**{alias: value}).asnumpy(), want)
 
 
-def test_the_strings_an_initializer_takes_are_mindsporess_own():
+def test_the_strings_an_initializer_takes_are_mindspores_own():
     """mappings/init.yaml `strings`: the names MindSpore's initializer() (and a layer's weight_init) takes for a
     class are exactly its alias table's for that class, and every alias of a class with an initializer entry is
     listed (a layer's weight_init='he_uniform' is translated, never passed over)."""
@@ -1150,4 +1150,3 @@ def test_the_strings_an_initializer_takes_are_mindsporess_own():
     with_entry = set(listed.values())
     assert {k for k, c in aliases.items() if c in with_entry} == set(listed)
     assert all(k == k.lower() for k in aliases), "MindSpore looks the name up in lower case"
-
