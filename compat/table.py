@@ -491,6 +491,17 @@ class Probe:
             out += list(value) if n in self._spread and isinstance(value, (list, tuple)) else [value]
         return out
 
+    def _on_mindspore(self, call, part: str = ""):
+        """call() on MindSpore (_on_mindspore_twice), its failure made a verdict's evidence: no kernel, else a
+        difference. `part`: "backward" or "constructor" where the call is that, not the API's call itself."""
+        try:
+            return self._on_mindspore_twice(call)
+        except Exception as exc:   # noqa: BLE001
+            if part != "constructor" and _no_kernel(exc):
+                raise _NoKernel(f"{part}: {_first_line(exc)}" if part else _first_line(exc)) from None
+            who = f"MindSpore's {part}" if part else "MindSpore"
+            raise _Differs(f"{who} raises {type(exc).__name__}: {_first_line(exc)}") from None
+
     def _on_mindspore_twice(self, call):
         """call(), and where it raises, once more after a small op: MindSpore 2.10 in PyNative has failed an op that
         has a kernel with the error of an op that failed before it (a whole-table run: sigmoid after scatter_add,
@@ -532,12 +543,7 @@ class Probe:
                 _numpy(m)   # a kernel may fail only when the value is read
             return out
 
-        try:
-            m_out = self._on_mindspore_twice(mindspore_call)
-        except Exception as exc:   # noqa: BLE001
-            if _no_kernel(exc):
-                raise _NoKernel(_first_line(exc)) from None
-            raise _Differs(f"MindSpore raises {type(exc).__name__}: {_first_line(exc)}") from None
+        m_out = self._on_mindspore(mindspore_call)
         t_out = _outputs(t_res)
         if self._draws:
             return _compare_draws(t_out, m_out), False
@@ -574,10 +580,7 @@ class Probe:
                 raise TypeError(f"{type(layer).__name__} is no Cell: the row names no layer")
             return layer
 
-        try:
-            m_layer = self._on_mindspore_twice(build)
-        except Exception as exc:   # noqa: BLE001
-            raise _Differs(f"MindSpore's constructor raises {type(exc).__name__}: {_first_line(exc)}") from None
+        m_layer = self._on_mindspore(build, "constructor")
         m_params = dict(m_layer.parameters_and_names())
         if set(t_params) - set(m_params):
             raise _NotPaired(f"the parameters cannot be paired by name: torch's {', '.join(t_tensors)}, "
@@ -590,12 +593,7 @@ class Probe:
                 p.set_data(ms.Tensor(t_tensors[name].detach().numpy()))
         m_layer.set_train(True)
         m_xs = [ms.Tensor(a) for a in arrays]
-        try:
-            m_out = self._on_mindspore_twice(lambda: [_numpy(o) for o in _outputs(m_layer(*m_xs))])
-        except Exception as exc:   # noqa: BLE001
-            if _no_kernel(exc):
-                raise _NoKernel(_first_line(exc)) from None
-            raise _Differs(f"MindSpore raises {type(exc).__name__}: {_first_line(exc)}") from None
+        m_out = self._on_mindspore(lambda: [_numpy(o) for o in _outputs(m_layer(*m_xs))])
         if self._draws:
             return _compare_draws(t_out, m_out), False
         worst = _compare(t_out, m_out)
@@ -623,12 +621,7 @@ class Probe:
                          weights=[m_params[n] for n in names_] if names_ else None)
             return [_numpy(g) for g in _outputs(fn(*[m_xs[i] for i in inputs]))]
 
-        try:
-            m_grads = self._on_mindspore_twice(mindspore_grads)
-        except Exception as exc:   # noqa: BLE001
-            if _no_kernel(exc):
-                raise _NoKernel(f"backward: {_first_line(exc)}") from None
-            raise _Differs(f"MindSpore's backward raises {type(exc).__name__}: {_first_line(exc)}") from None
+        m_grads = self._on_mindspore(mindspore_grads, "backward")
         try:
             return max(worst, _compare(list(t_grads), m_grads)), True
         except _Differs as d:
@@ -655,12 +648,7 @@ class Probe:
             grads = ms.grad(forward, grad_position=tuple(range(len(inputs))))(*[fixed[n] for n in inputs])
             return [_numpy(g) for g in _outputs(grads)]
 
-        try:
-            m_grads = self._on_mindspore_twice(mindspore_grads)
-        except Exception as exc:   # noqa: BLE001
-            if _no_kernel(exc):
-                raise _NoKernel(f"backward: {_first_line(exc)}") from None
-            raise _Differs(f"MindSpore's backward raises {type(exc).__name__}: {_first_line(exc)}") from None
+        m_grads = self._on_mindspore(mindspore_grads, "backward")
         t_grads = [g if g is not None else torch.zeros_like(t_args[n]) for g, n in zip(t_grads, inputs)]
         try:
             return _compare(list(t_grads), m_grads)
