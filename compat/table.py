@@ -537,6 +537,7 @@ class Probe:
             t_res = _invoke(t_fn, method and self._names[0], self._positional(t_args, order), extra)
         except Exception as exc:   # noqa: BLE001
             raise _TorchRefuses(f"{type(exc).__name__}: {_first_line(exc)}") from None
+
         def mindspore_call():
             out = _outputs(_invoke(m_fn, method and self._names[1], self._positional(m_args, order), extra))
             for m in out:
@@ -553,7 +554,7 @@ class Probe:
         inputs = [n for n in order if given[n][0] == "tensor" and np.issubdtype(given[n][1].dtype, np.floating)]
         if not (floating and inputs and self._grad):
             return worst, False
-        return max(worst, self._gradients(t_fn, m_fn, method, given, extra, order, inputs, t_out, floating)), True
+        return max(worst, self._gradients(t_args, t_out, m_fn, method, given, extra, order, inputs, floating)), True
 
     def _call_layer(self, t_cls, m_cls, given: dict, extra: dict, names: list[str], arrays: list) -> tuple[float, bool]:
         """A layer built on each side from the same arguments, given torch's parameters and buffers (by name), run
@@ -600,8 +601,7 @@ class Probe:
         floating = [i for i, t in enumerate(t_out) if t.requires_grad and not t.is_complex()]
         if not floating:
             return worst, False
-        rng = np.random.default_rng(SEED + 1)
-        weights = {i: rng.uniform(0.5, 1.5, _numpy(t_out[i]).shape).astype(np.float32) for i in floating}
+        weights = _weights(t_out, floating)
         loss = sum((t_out[i] * torch.tensor(w)).sum() for i, w in weights.items())
         inputs = [i for i, x in enumerate(xs) if x.requires_grad]
         names_ = list(t_params)
@@ -629,13 +629,12 @@ class Probe:
             raise _Differs(f"gradients: {d.what}".replace("output ", "gradient of ") + f" (in order: "
                            f"{', '.join(what)})", d.error) from None
 
-    def _gradients(self, t_fn, m_fn, method, given, extra, order, inputs, t_out, floating) -> float:
+    def _gradients(self, t_args, t_out, m_fn, method, given, extra, order, inputs, floating) -> float:
+        """The largest error of the gradients of a fixed weighted sum of the floating outputs (torch's from the
+        call `_call` made) with respect to the floating tensor inputs."""
         torch, ms = self.torch, self.ms
-        rng = np.random.default_rng(SEED + 1)
-        weights = {i: rng.uniform(0.5, 1.5, _numpy(t_out[i]).shape).astype(np.float32) for i in floating}
-        t_args = {k: _on_torch(kind, value, torch) for k, (kind, value) in given.items()}
-        loss = sum((_outputs(_invoke(t_fn, method and self._names[0], self._positional(t_args, order), extra))[i]
-                    * torch.tensor(w)).sum() for i, w in weights.items())
+        weights = _weights(t_out, floating)
+        loss = sum((t_out[i] * torch.tensor(w)).sum() for i, w in weights.items())
         t_grads = torch.autograd.grad(loss, [t_args[n] for n in inputs], allow_unused=True)
         fixed = {k: _on_mindspore(kind, value, ms) for k, (kind, value) in given.items()}
 
@@ -666,6 +665,13 @@ class _NotPaired(Exception):
 
 class _TorchRefuses(Exception):
     pass
+
+
+def _weights(t_out: list, floating: list[int]) -> dict:
+    """The fixed weights of the sum whose gradients are compared, one array per floating output (from a seed: the
+    same on both sides; not all ones, so that a gradient summed over the wrong axis shows)."""
+    rng = np.random.default_rng(SEED + 1)
+    return {i: rng.uniform(0.5, 1.5, _numpy(t_out[i]).shape).astype(np.float32) for i in floating}
 
 
 def _invoke(fn, method: str | bool, args: list, extra: dict):
