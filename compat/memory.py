@@ -5,7 +5,9 @@ saved_tensors_hooks, PyNative only): every tensor autograd keeps for backward pa
 pack hook. Their bytes, counted once per storage, are "bytes kept for backward". The measure is
 exact for what autograd saves and portable across devices (unlike a CPU process's RSS, which
 moves with allocator caching). It does not see tensors a custom backward keeps by itself, such as
-the inputs MindSpore's reentrant recompute stashes (one set per recomputed block).
+the inputs MindSpore's reentrant recompute stashes (one set per recomputed block). What a selective-checkpointing
+store keeps (the op outputs a policy saves) is counted too: torch's (its caching dispatch mode, read while the
+counter is active) and recompat's on MindSpore (compat.selective reports each kept output through `kept`).
 
 Count the forward only: recomputation in backward saves tensors again, briefly, and those must
 not be charged to the forward.
@@ -19,8 +21,12 @@ not be charged to the forward.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 
-MEASURE = "bytes of tensors saved for backward by the forward pass (saved-tensor hooks, unique storages)"
+MEASURE = ("bytes of tensors saved for backward by the forward pass (saved-tensor hooks and selective-checkpointing "
+           "stores, unique storages)")
+
+_active: list["SavedTensors"] = []      # the counters entered, innermost last
 
 
 class SavedTensors:
@@ -32,6 +38,9 @@ class SavedTensors:
         self.framework = framework
         self.storages: dict[int, int] = {}
         self.tensors = 0
+        # selective checkpointing's decisions: (op as the policy saw it, saved) and (op as it ran, saved) -> count
+        self.decisions: Counter = Counter()
+        self.ran_decisions: Counter = Counter()
         self._hooks = None
 
     @property
@@ -57,10 +66,59 @@ class SavedTensors:
 
             self._hooks = mindspore.saved_tensors_hooks(self._pack, _identity)
         self._hooks.__enter__()
+        if self.framework == "torch" and not any(c.framework == "torch" for c in _active):
+            _watch_torch_stores(True)
+        _active.append(self)
         return self
 
     def __exit__(self, *exc):
+        _active.remove(self)
+        if self.framework == "torch" and not any(c.framework == "torch" for c in _active):
+            _watch_torch_stores(False)
         return self._hooks.__exit__(*exc)
+
+
+def decided(framework: str, op: str, ran: list[str], saved: bool, kept: list) -> None:
+    """A selective-checkpointing policy decided on `op` (the name the policy saw; `ran`: the ops that ran for it) and
+    the store keeps `kept` when `saved`: counted by every active counter of `framework`."""
+    for counter in _active:
+        if counter.framework == framework:
+            counter.decisions[op, saved] += 1
+            for name in ran:
+                counter.ran_decisions[name, saved] += 1
+            for tensor in kept if saved else ():
+                counter._pack(tensor)
+
+
+_torch_dispatch = None      # torch's own _CachingTorchDispatchMode.__torch_dispatch__ while it is watched
+
+
+def _watch_torch_stores(on: bool) -> None:
+    """Report each decision torch's selective checkpointing takes, and what its store keeps (torch 2.13's
+    _CachingTorchDispatchMode: `storage[func][index]` is _RECOMPUTE or _VersionWrapper values; pinned by
+    tests/test_framework_facts.py), through `decided`."""
+    global _torch_dispatch
+    from torch.utils import checkpoint as tc
+    from torch.utils._pytree import tree_flatten
+
+    mode = tc._CachingTorchDispatchMode
+    if not on:
+        mode.__torch_dispatch__, _torch_dispatch = _torch_dispatch, None
+        return
+    original = _torch_dispatch = mode.__torch_dispatch__
+
+    def watched(self, func, types, args=(), kwargs=None):
+        before = {key: set(entries) for key, entries in self.storage.items()}
+        out = original(self, func, types, args, kwargs)
+        for key, entries in self.storage.items():
+            for index in set(entries) - before.get(key, set()):
+                saved = entries[index] is not tc._RECOMPUTE
+                values = [getattr(w, "val", None) for w in (tree_flatten(entries[index])[0] if saved else ())]
+                decided("torch", str(func), [str(func)], saved,
+                        [v for v in values if v is not None and hasattr(v, "untyped_storage")])
+        return out
+
+    mode.__torch_dispatch__ = watched
 
 
 def _identity(t):

@@ -14,6 +14,9 @@ batchnorm_momentum         BatchNorm momentum not converted (MindSpore's is 1 - 
 layers_swapped             two transformer layers applied in the wrong order                    cross
 recompute_mark_dropped     the translated model lost its .recompute() mark                      memory
 weight_not_transferred     one parameter left at its initial value                              cross
+sac_op_lost                the selective policy lost an op of its save list (bmm)              selective
+sac_policy_inverted        the policy's MUST_SAVE and PREFER_RECOMPUTE swapped                  selective
+sac_full_recompute         context_fn lost: selective checkpointing degraded to whole blocks    selective
 =========================  ==================================================================  =============
 """
 from __future__ import annotations
@@ -129,9 +132,43 @@ def _forget_a_weight(model):
     weight.set_data(mindspore.Tensor(fresh))
 
 
+def _policy_changed(change: Callable):
+    """The MindSpore twin's selective policy (its context_fn) passed through `change(policy) -> policy`."""
+    def build(model, role):
+        from . import selective
+        from .zoo.selective_block import titan_policy
+
+        if getattr(model, "context_fn", None) is not None:
+            policy = change(titan_policy(selective.ops, selective.CheckpointPolicy))
+            model.context_fn = lambda: selective.create_selective_checkpoint_contexts(policy)
+        return model
+    return build
+
+
+def _lose_bmm(policy):
+    from .selective import CheckpointPolicy, ops
+    return lambda ctx, op, *a, **k: (CheckpointPolicy.PREFER_RECOMPUTE if op == ops.aten.bmm.default
+                                     else policy(ctx, op, *a, **k))
+
+
+def _invert(policy):
+    from .selective import CheckpointPolicy
+    swap = {CheckpointPolicy.MUST_SAVE: CheckpointPolicy.PREFER_RECOMPUTE,
+            CheckpointPolicy.PREFER_RECOMPUTE: CheckpointPolicy.MUST_SAVE}
+    return lambda ctx, op, *a, **k: swap.get(policy(ctx, op, *a, **k), policy(ctx, op, *a, **k))
+
+
+def _drop_context_fn(model, role):
+    if getattr(model, "context_fn", None) is not None:
+        model.context_fn = None              # mindspore.recompute(..., context_fn=None): the whole block
+    return model
+
+
 def _cross(pair: str, *variants: str) -> tuple[Case, ...]:
     return tuple(Case(pair, "cross", v, "cpu", "pynative") for v in variants)
 
+
+_SELECTIVE = (Case("selective_block", "selective", "policy", "cpu", "pynative"),)
 
 MUTANTS = (
     Mutant("gelu_approximate", "MindSpore's GELU built with approximate=True (tanh) where torch's is exact",
@@ -146,6 +183,12 @@ MUTANTS = (
            "seed_fc", (Case("seed_fc", "memory", "mindspore:cell", "cpu", "pynative"),), build=_drop_recompute_mark),
     Mutant("weight_not_transferred", "fc1.weight left at a fresh initial value instead of torch's",
            "seed_fc", _cross("seed_fc", "plain"), transfer=_forget_a_weight),
+    Mutant("sac_op_lost", "the MindSpore twin's selective policy lost aten.bmm.default from its save list",
+           "selective_block", _SELECTIVE, build=_policy_changed(_lose_bmm)),
+    Mutant("sac_policy_inverted", "the MindSpore twin's policy returns PREFER_RECOMPUTE for MUST_SAVE and back",
+           "selective_block", _SELECTIVE, build=_policy_changed(_invert)),
+    Mutant("sac_full_recompute", "context_fn lost on the way: the MindSpore twin recomputes whole blocks",
+           "selective_block", _SELECTIVE, build=_drop_context_fn),
 )
 
 

@@ -20,6 +20,13 @@ cross                  (c) torch vs MindSpore on torch's weights (transfer_weigh
                        mode, active dropout with torch's masks replayed (compat.dropout_replay)
 memory                 (d) bytes kept for backward by the forward (compat.memory.SavedTensors), with and
                        without recompute, per framework and form: recompute keeps fewer; time overhead
+selective              (e) pairs with a selective-checkpointing policy (Pair.selective), both frameworks: bytes
+                       kept with no checkpointing, whole-block recompute and the policy (what the policy's
+                       store keeps counts); on each side the ops the policy saved are not run again in
+                       backward and the others are (compat.dispatch_log against a run without checkpointing);
+                       the policy saves the same ops, as many times, on both sides (MindSpore's ops named as
+                       the torch ops they stand for, mappings/selective.yaml); bytes kept under the policy
+                       within SELECTIVE_BYTES of torch's
 =====================  ==================================================================================
 
 Statuses: ``passed``; ``failed``; ``known`` (a difference the zoo records and explains: dropout masks that
@@ -57,16 +64,18 @@ from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, TORCH_DEVICES
 from . import zoo
 from .compare import (CompareReport, PairRuns, compare_results, float64_twin, forward_context, judge_pair,
                       run_references)
+from .dispatch_log import OpsRun
 from .memory import MEASURE, SavedTensors
 from .runs import RunResult, load_arrays, run_mindspore, run_torch
 from .tapes import Tapes
 from .weights import transfer_weights
 
-CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory")
+CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective")
 STATUSES = ("passed", "failed", "known", "skipped")
 SAME_FRAMEWORK = dict(rtol=1e-6, atol=1e-6)      # recompute must not change a value beyond float noise
 SEED = 0
 TIMING_REPEATS = 3
+SELECTIVE_BYTES = 0.10    # bytes kept under a selective policy: MindSpore's within this fraction of torch's
 
 
 @dataclass(frozen=True)
@@ -160,6 +169,8 @@ def cases(pairs: Iterable[str] | None = None, devices: Iterable[str] | None = No
                 out += [Case(pair.name, "memory", f"torch:{form}", device, "-") for form in pair.torch_forms]
                 out += [Case(pair.name, "memory", f"mindspore:{form}", device, "pynative")
                         for form in pair.mindspore_forms]
+            if "selective" in checks and pair.selective:
+                out.append(Case(pair.name, "selective", "policy", device, "pynative"))
     return out
 
 
@@ -445,8 +456,86 @@ def _memory(pair, case, mutant, options):
     return Outcome(case, "passed", text, figures=figures)
 
 
+def _selective_side(pair, framework: str, device: str, mutant) -> dict | str:
+    """Bytes kept and ops run for no checkpointing, the whole-block form and the policy form; or why not run."""
+    policy_form, full_form = pair.selective[framework]
+    arrays = pair.make_inputs(SEED)
+    grads = pair.differentiable(arrays)
+    side: dict = {}
+    for config, recompute, form in (("plain", False, policy_form), ("full", True, full_form),
+                                    ("policy", True, policy_form)):
+        counter = SavedTensors(framework)
+        if framework == "torch":
+            torch_dev, why = torch_device(device)
+            if torch_dev is None:
+                return why
+            model = _build_torch(pair, recompute, form, torch_dev, mutant)
+            with OpsRun("torch") as ran:
+                run_torch(model, arrays, seed=SEED, device=torch_dev, grad_inputs=grads,
+                          forward_context=lambda: counter)
+        else:
+            target, why = mindspore_device(device)
+            if target is None:
+                return why
+            model = _build_ms(pair, recompute, form, mutant)
+            with OpsRun("mindspore") as ran:
+                run_mindspore(model, arrays, seed=SEED, grad_inputs=grads, forward_context=lambda: counter)
+        side[config] = {"bytes": counter.bytes, "ran": ran.counts, "decisions": counter.decisions,
+                        "ran_decisions": counter.ran_decisions}
+    return side
+
+
+def _saved_per_op(decisions) -> dict[str, int]:
+    ops = {op for op, _ in decisions}
+    return {op: decisions[op, True] for op in sorted(ops)}
+
+
+def _selective(pair, case, mutant, options):
+    sides = {}
+    for framework in ("torch", "mindspore"):
+        side = _selective_side(pair, framework, case.device, mutant)
+        if isinstance(side, str):
+            return Outcome(case, "skipped", side)
+        sides[framework] = side
+    problems, figures = [], {"measure": MEASURE}
+    for framework, side in sides.items():
+        plain, full, policy = (side[c]["bytes"] for c in ("plain", "full", "policy"))
+        figures[framework] = {"plain_bytes": plain, "full_bytes": full, "policy_bytes": policy,
+                              "saved": _saved_per_op(side["policy"]["decisions"])}
+        if not side["policy"]["decisions"]:
+            problems.append(f"{framework}: no op went through a selective-checkpointing policy (the policy form "
+                            "recomputes whole blocks, or does not checkpoint)")
+        if policy >= plain:
+            problems.append(f"{framework}: the policy keeps {policy:,} bytes, no fewer than no checkpointing "
+                            f"({plain:,})")
+        decided, again = side["policy"]["ran_decisions"], side["policy"]["ran"] - side["plain"]["ran"]
+        figures[framework]["ran_again"] = {n: again[n] for n in sorted({n for n, _ in decided})}
+        for name, times in figures[framework]["ran_again"].items():
+            # early stop may leave the region's tail unrun: never more than the policy recomputes
+            if times > decided[name, False]:
+                problems.append(f"{framework}: {name}: the policy saved {decided[name, True]} and recomputes "
+                                f"{decided[name, False]}, but backward ran it {times} more times than without "
+                                "checkpointing: saved ops ran again")
+        if sum(decided[n, False] for n, _ in decided) and not sum(figures[framework]["ran_again"].values()):
+            problems.append(f"{framework}: the policy recomputes ops but backward ran none of them again")
+    saved_t, saved_m = figures["torch"]["saved"], figures["mindspore"]["saved"]
+    for op in sorted(set(saved_t) | set(saved_m)):
+        if saved_t.get(op, 0) != saved_m.get(op, 0) and (saved_t.get(op, 0) or saved_m.get(op, 0)):
+            problems.append(f"{op}: torch's policy saved it {saved_t.get(op, 0)} times, MindSpore's "
+                            f"{saved_m.get(op, 0)}")
+    t_bytes, m_bytes = figures["torch"]["policy_bytes"], figures["mindspore"]["policy_bytes"]
+    if abs(m_bytes - t_bytes) > SELECTIVE_BYTES * t_bytes:
+        problems.append(f"bytes kept under the policy: MindSpore {m_bytes:,}, torch {t_bytes:,} (more than "
+                        f"{SELECTIVE_BYTES:.0%} apart)")
+    text = "; ".join(f"{fw}: {f['plain_bytes']:,} plain, {f['full_bytes']:,} whole blocks, {f['policy_bytes']:,} "
+                     f"policy" for fw, f in ((fw, figures[fw]) for fw in sides))
+    if problems:
+        return Outcome(case, "failed", "\n".join([text] + problems), figures=figures)
+    return Outcome(case, "passed", text, figures=figures)
+
+
 _RUNNERS = {"torch-recompute": _torch_recompute, "mindspore-recompute": _mindspore_recompute,
-            "cross": _cross, "memory": _memory}
+            "cross": _cross, "memory": _memory, "selective": _selective}
 
 
 # --------------------------------------------------------------------------------------------------- summaries

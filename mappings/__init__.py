@@ -255,6 +255,36 @@ class LibraryModule:
     what: dict                # en / zh
 
 
+@dataclass(frozen=True)
+class MindSporeOp:
+    """selective.yaml: one way a MindSpore op stands for a torch op, as MsDispatchMode sees it (`func.name`)."""
+
+    op: str
+    rank: int | str | None = None     # 2 | ">2": the first tensor argument's dimensions
+    none: int | None = None           # this argument is None
+    given: int | None = None          # this argument is a tensor
+    then: str | None = None           # one torch op is two MindSpore ops: `then` runs next, on this op's output
+
+
+@dataclass(frozen=True)
+class SelectiveOp:
+    """selective.yaml: a torch op a selective-checkpointing policy names, and the MindSpore ops that stand for it."""
+
+    torch: str                        # aten.mm.default
+    mindspore: tuple[MindSporeOp, ...]
+    probes: tuple[dict, ...] = ()     # {torch: code, mindspore: code}
+    unprobed: str | None = None       # why no probe runs on one CPU
+
+
+@dataclass(frozen=True)
+class Selective:
+    """selective.yaml as a whole."""
+
+    ops: tuple[SelectiveOp, ...] = ()
+    composite: dict = field(default_factory=dict)   # torch op -> the torch ops dispatch sees instead
+    ignored: dict = field(default_factory=dict)     # MindSpore op -> torch op: never cached nor counted
+
+
 @dataclass(frozen=True, eq=False)   # hashed by identity: derived data is cached per Mappings
 class Mappings:
     entries: tuple[Entry, ...]
@@ -268,6 +298,7 @@ class Mappings:
     loop: tuple[ReportedApi, ...] = ()              # training.yaml: the loop's methods, reported by --scope model
     markers: tuple[Marker, ...] = ()                # markers.yaml: torch's compiler markers
     modules: tuple[LibraryModule, ...] = ()         # libraries.yaml: third-party libraries' per-framework modules
+    selective: Selective = Selective()              # selective.yaml: the ops of selective checkpointing
 
     def library_pairs(self, side: str, module: str) -> tuple[LibraryModule, ...]:
         """The libraries.yaml pairs whose `side` module is `module` (several MindSpore modules may stand for one)."""
@@ -641,6 +672,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     entries, training, diagnostics = [], [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
     layers, wrappers, dropout, frameworks, reported, loop, markers, modules = [], [], set(), {}, {}, [], {}, {}
+    selective_ops, composite, ignored = {}, {}, {}
     for path, text in texts:
         try:
             text = text.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text() reads
@@ -679,6 +711,14 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             if raw["torch"] in modules:
                 raise MappingError(f"{path}: modules/{i}: {raw['torch']} is listed twice")
             modules[raw["torch"]] = LibraryModule(**{**raw, "names": tuple(raw["names"])})
+        for i, raw in enumerate(data.get("selective_ops", [])):
+            if raw["torch"] in selective_ops:
+                raise MappingError(f"{path}: selective_ops/{i}: {raw['torch']} is listed twice")
+            selective_ops[raw["torch"]] = SelectiveOp(
+                torch=raw["torch"], probes=tuple(raw.get("probes", ())), unprobed=raw.get("unprobed"),
+                mindspore=tuple(MindSporeOp(op=m) if isinstance(m, str) else MindSporeOp(**m) for m in raw["mindspore"]))
+        composite.update((raw["torch"], tuple(raw["runs_as"])) for raw in data.get("composite_ops", []))
+        ignored.update((raw["mindspore"], raw["torch"]) for raw in data.get("dispatch_ignored", []))
         for raw in data.get("loop", []):
             loop.append(ReportedApi(**{**raw, "aliases": tuple(raw.get("aliases", ()))}))
         for i, raw in enumerate(data.get("reported", [])):
@@ -721,7 +761,8 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers),
                     wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
                     reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training), loop=tuple(loop),
-                    markers=tuple(markers.values()), modules=tuple(modules.values()))
+                    markers=tuple(markers.values()), modules=tuple(modules.values()),
+                    selective=Selective(ops=tuple(selective_ops.values()), composite=composite, ignored=ignored))
 
 
 @functools.lru_cache(maxsize=None)

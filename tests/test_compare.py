@@ -746,14 +746,18 @@ def test_reference_must_be_float64():
 
 @runtime
 def test_the_default_verdict_is_the_roundoff_rule_and_given_tolerances_judge_instead():
-    """compare() without tolerances judges a correct 8x256 twin by the float64 reference (torch.testing's float32
-    defaults false-alarm on it); with rtol/atol given, those judge, as asked, and no reference is run."""
+    """compare() without tolerances judges a correct 8x256 twin by the float64 reference; reference=None judges
+    by torch.testing's float32 defaults (whether they false-alarm on this twin depends on the CPU's kernels: 1.9e-5
+    at most on one machine, beyond them on another; bench/verdict_bench.py counts false alarms over seeds); with
+    rtol/atol given, those judge, as asked, and no reference is run."""
     x = [_x(64, 256)]
     report = compare(_TorchResidualMLP(), _MsResidualMLP(), x)
     assert report.passed, str(report)
     assert report.meta["reference"]["roundoff_factor"] == ROUNDOFF_FACTOR
     torch.manual_seed(0)
-    assert not compare(_TorchResidualMLP(), _MsResidualMLP(), x, reference=None).passed
+    plain = compare(_TorchResidualMLP(), _MsResidualMLP(), x, reference=None)
+    assert "reference" not in plain.meta
+    assert {(r.rtol, r.atol) for r in plain.rows if r.expected_dtype == "float32"} == {default_tolerance("float32")}
     torch.manual_seed(0)
     given = compare(_TorchResidualMLP(), _MsResidualMLP(), x, rtol=1e-3, atol=1e-3)
     assert "reference" not in given.meta and all(r.ref_err_expected is None for r in given.rows)

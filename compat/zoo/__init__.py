@@ -21,6 +21,10 @@ form)``, and the forms each side supports:
 * MindSpore forms: ``"function"`` -- ``mindspore.recompute(block, ...)`` inside ``construct``; ``"cell"`` --
   ``cell.recompute()`` on the sub-cells at build time; ``"compat"`` -- torch's calls ported verbatim through
   :mod:`recompat.compat.checkpoint_on_mindspore` (``checkpoint``, ``checkpoint_sequential``).
+* ``"selective"`` (both sides): checkpointing with a selective policy (torch's ``create_selective_checkpoint_contexts``;
+  on MindSpore :mod:`recompat.compat.selective`'s, through ``mindspore.recompute(..., use_reentrant=False,
+  context_fn=...)``); ``selective`` names, per side, the policy form and the form that recomputes the same blocks
+  whole, for the suite's selective check.
 * ``graph_forms``: the MindSpore forms measured to compile and run in GRAPH mode on CPU with gradients equal to
   the plain graph (``graph_skip`` says why a pair has none; ``notes`` why a form is missing).
 
@@ -54,8 +58,8 @@ import torch
 
 __all__ = ["Pair", "register", "get", "names", "pairs", "TORCH_FORMS", "MINDSPORE_FORMS"]
 
-TORCH_FORMS = ("checkpoint", "compat")
-MINDSPORE_FORMS = ("function", "cell", "compat")
+TORCH_FORMS = ("checkpoint", "compat", "selective")
+MINDSPORE_FORMS = ("function", "cell", "compat", "selective")
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ class Pair:
     settings_differ: Mapping[str, str] = field(default_factory=dict)
     updated_twice: tuple[str, ...] = ()
     memory_ratio: float | None = None     # the least plain/recompute ratio of bytes kept the memory check accepts
+    # selective checkpointing: framework -> (the form with a policy, the form recomputing the same blocks whole)
+    selective: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
     def build_torch(self, recompute: bool = True, form: str | None = None, seed: int = 0,
@@ -131,6 +137,10 @@ def register(pair: Pair) -> Pair:
     for form in pair.graph_forms:
         if form not in pair.mindspore_forms:
             raise ValueError(f"pair {pair.name!r}: graph form {form!r} is not one of its forms")
+    for side, forms in pair.selective.items():
+        known = pair.torch_forms if side == "torch" else pair.mindspore_forms
+        if side not in ("torch", "mindspore") or not set(forms) <= set(known):
+            raise ValueError(f"pair {pair.name!r}: selective {side}: {forms} are not its forms")
     _REGISTRY[pair.name] = pair
     return pair
 
@@ -153,4 +163,4 @@ def pairs() -> list[Pair]:
 # The pairs, one module each (two dropout pairs share one), register themselves when imported: this order is the
 # order of names() and pairs(). layers.py holds what they share.
 from . import seed_fc, doc_conv_relu, resnet_bn, transformer, dropout, deep_sequential  # noqa: E402,F401
-from . import densenet_closure, nested, kwargs_tuple, frozen_input  # noqa: E402,F401
+from . import densenet_closure, nested, kwargs_tuple, frozen_input, selective_block  # noqa: E402,F401

@@ -1,0 +1,101 @@
+"""Benchmark: selective activation checkpointing, torch and MindSpore side by side (CPU, PyNative).
+
+Not a test: it prints figures. The zoo's selective_block pair (Llama-style blocks, torchtitan's selective policy:
+save the matmuls and attention, recompute every second mm), built larger, runs on each side with no
+checkpointing (the baseline), whole-block recompute and the policy. For each: the bytes kept for backward by the
+forward (compat.memory.SavedTensors: saved-tensor hooks plus the policy's store) and the time of one step
+(forward and backward) and of the backward alone, medians of --repeats, with ratios against the baseline of the
+same side measured in the same run. MindSpore's backward is a step less a forward under no gradient.
+
+    python bench/selective_bench.py [--dim 256] [--layers 4] [--batch 4] [--seq 128] [--repeats 5]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+import warnings
+
+os.environ.setdefault("GLOG_v", "3")
+warnings.simplefilter("ignore")
+
+import mindspore  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from recompat.compat.memory import SavedTensors  # noqa: E402
+from recompat.compat.zoo.selective_block import MsModel, TorchModel  # noqa: E402
+
+CONFIGS = (("none", False, "selective", "checkpoint"), ("whole blocks", True, "checkpoint", "function"),
+           ("policy", True, "selective", "selective"))
+
+
+def _median(f, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def torch_side(x, args, recompute, form):
+    torch.manual_seed(0)
+    model = TorchModel(recompute, form, dim=args.dim, heads=args.heads, layers=args.layers)
+    t = torch.tensor(x, requires_grad=True)
+    with SavedTensors("torch") as kept:
+        model(t).sum()
+    backward = []
+
+    def step():
+        loss = model(t).sum()
+        start = time.perf_counter()
+        loss.backward()
+        backward.append(time.perf_counter() - start)
+    step_s = _median(step, args.repeats)
+    return kept.bytes, step_s, statistics.median(backward[-args.repeats:])
+
+
+def mindspore_side(x, args, recompute, form):
+    mindspore.set_seed(0)
+    model = MsModel(recompute, form, dim=args.dim, heads=args.heads, layers=args.layers)
+    t = mindspore.Tensor(x)
+    grad = mindspore.value_and_grad(lambda a: model(a).sum(), grad_position=0, weights=model.trainable_params())
+    with SavedTensors("mindspore") as kept:
+        grad(t)
+    step_s = _median(lambda: grad(t), args.repeats)
+    forward_s = _median(lambda: model(t), args.repeats)      # no gradient taken: nothing kept, nothing recomputed
+    return kept.bytes, step_s, step_s - forward_s
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dim", type=int, default=256)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    x = np.random.default_rng(0).standard_normal((args.batch, args.seq, args.dim)).astype(np.float32)
+    print(f"selective_block: {args.layers} blocks, dim {args.dim}, {args.heads} heads, batch {args.batch} x "
+          f"{args.seq} tokens; medians of {args.repeats}")
+    print(f"{'side':10} {'checkpointing':13} {'bytes kept':>14} {'x none':>7} {'step s':>8} {'x none':>7} "
+          f"{'backward s':>10} {'x none':>7}")
+    kept_by = {}
+    for side, run in (("torch", torch_side), ("mindspore", mindspore_side)):
+        base = None
+        for name, recompute, torch_form, ms_form in CONFIGS:
+            kept, step_s, back_s = run(x, args, recompute, torch_form if side == "torch" else ms_form)
+            base = base or (kept, step_s, back_s)
+            kept_by[side, name] = kept
+            print(f"{side:10} {name:13} {kept:>14,} {kept / base[0]:>7.3f} {step_s:>8.4f} {step_s / base[1]:>7.2f} "
+                  f"{back_s:>10.4f} {back_s / base[2]:>7.2f}")
+    t, m = kept_by["torch", "policy"], kept_by["mindspore", "policy"]
+    print(f"bytes kept under the policy: MindSpore / torch = {m / t:.4f}")
+
+
+if __name__ == "__main__":
+    main()
