@@ -37,6 +37,7 @@ the contexts do nothing there (the whole block is recomputed); op by op choice t
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 from collections import defaultdict
@@ -48,8 +49,8 @@ from recompat import mappings
 
 from . import memory
 
-__all__ = ["CheckpointPolicy", "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "Op", "ops",
-           "kept_bytes"]
+__all__ = ["CheckpointPolicy", "SelectiveCheckpointContext", "create_selective_checkpoint_contexts", "noop_context_fn",
+           "Op", "ops", "kept_bytes"]
 
 
 class CheckpointPolicy(enum.Enum):
@@ -363,6 +364,11 @@ def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mu
         raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
     storage: dict[str, dict[int, Any]] = defaultdict(dict)
     return _Caching(policy_fn, storage), _Cached(storage)
+
+
+def noop_context_fn():
+    """torch's default ``context_fn``: two contexts that do nothing."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
 
 
 def kept_bytes(contexts) -> int:

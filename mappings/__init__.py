@@ -283,6 +283,10 @@ class Selective:
     ops: tuple[SelectiveOp, ...] = ()
     composite: dict = field(default_factory=dict)   # torch op -> the torch ops dispatch sees instead
     ignored: dict = field(default_factory=dict)     # MindSpore op -> torch op: never cached nor counted
+    runtime: dict = field(default_factory=dict)     # module, torch_ops, ops: where translated code finds it
+
+    def op(self, torch_name: str) -> SelectiveOp | None:
+        return next((o for o in self.ops if o.torch == torch_name), None)
 
 
 @dataclass(frozen=True, eq=False)   # hashed by identity: derived data is cached per Mappings
@@ -672,7 +676,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     entries, training, diagnostics = [], [], {}
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
     layers, wrappers, dropout, frameworks, reported, loop, markers, modules = [], [], set(), {}, {}, [], {}, {}
-    selective_ops, composite, ignored = {}, {}, {}
+    selective_ops, composite, ignored, runtime = {}, {}, {}, {}
     for path, text in texts:
         try:
             text = text.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text() reads
@@ -719,6 +723,7 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
                 mindspore=tuple(MindSporeOp(op=m) if isinstance(m, str) else MindSporeOp(**m) for m in raw["mindspore"]))
         composite.update((raw["torch"], tuple(raw["runs_as"])) for raw in data.get("composite_ops", []))
         ignored.update((raw["mindspore"], raw["torch"]) for raw in data.get("dispatch_ignored", []))
+        runtime.update(data.get("runtime", {}))
         for raw in data.get("loop", []):
             loop.append(ReportedApi(**{**raw, "aliases": tuple(raw.get("aliases", ()))}))
         for i, raw in enumerate(data.get("reported", [])):
@@ -762,7 +767,8 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
                     wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
                     reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training), loop=tuple(loop),
                     markers=tuple(markers.values()), modules=tuple(modules.values()),
-                    selective=Selective(ops=tuple(selective_ops.values()), composite=composite, ignored=ignored))
+                    selective=Selective(ops=tuple(selective_ops.values()), composite=composite, ignored=ignored,
+                                        runtime=runtime))
 
 
 @functools.lru_cache(maxsize=None)

@@ -109,6 +109,17 @@ _TEXT = {
                             "`INPUTS`), then run `recompat prove`: it writes `{target}` by translating "
                             "it and records what the harness finds.",
         "support": "{name}: added to the translated file",
+        "ops_title": "The ops a policy sees",
+        "ops_intro": "On MindSpore a policy is shown each op as the torch op that stands for it "
+                     "(`mappings/selective.yaml`); `then`: one torch op that is two MindSpore ops, the second taking "
+                     "the first's output. The probes run paired code on both sides under each framework's dispatch "
+                     "logger. A MindSpore op not listed is shown as `mindspore.<Name>` and equals no torch op. "
+                     "PyNative only: a compiled graph (GRAPH mode) runs no Python dispatch hook, so the contexts do "
+                     "nothing there and the block is recomputed whole (measured: it compiles and gives the plain "
+                     "graph's gradients). Translated code imports `{module}` for this.",
+        "ops_head": "| torch op | MindSpore ops | proven |",
+        "ops_probes": "{n} paired probe(s)",
+        "ops_composite": "torch's dispatch never sees `{op}`: it runs as {runs_as}.",
         "support_intro": "MindSpore has no such function: the translation adds this one to the file (once) and "
                          "calls it.",
         "related": "Related pages",
@@ -157,6 +168,7 @@ _TEXT = {
         "reported_head": "| API | Kind | What it is | Write instead |",
         "reported_aliases": " (also {names})",
         "kinds": {"module": "module (every name in it)", "class": "class", "enum": "enum", "function": "function",
+                  "value": "value",
                   "method": "method, matched by name on any object in a file that imports `{module}`"},
         "table_title": "MindSpore's PyTorch API mapping table, run",
         "table_index": "[MindSpore's official PyTorch API mapping table, run row by row](table.md): what each row "
@@ -228,6 +240,15 @@ _TEXT = {
         "no_model_example": "暂无成对示例:请添加 `mappings/examples/{id}/{source}`(模型 `Example` 及其 `INPUTS`),"
                             "然后运行 `recompat prove`:它翻译该文件生成 `{target}`,并记录差分测试的结果。",
         "support": "{name}:由翻译加入文件",
+        "ops_title": "策略看到的算子",
+        "ops_intro": "在 MindSpore 上,策略看到的每个算子都以对应的 torch 算子出现(`mappings/selective.yaml`);"
+                     "`then` 表示一个 torch 算子对应两个 MindSpore 算子,后者以前者的输出为输入。探测在两边运行成对代码,"
+                     "并用各自框架的算子分发记录器验证。未列出的 MindSpore 算子以 `mindspore.<Name>` 出现,不等于任何 "
+                     "torch 算子。仅限 PyNative:编译后的图(GRAPH 模式)不运行 Python 分发钩子,上下文在那里不起作用,"
+                     "整块重算(实测:可以编译,梯度与普通图一致)。翻译后的代码为此导入 `{module}`。",
+        "ops_head": "| torch 算子 | MindSpore 算子 | 验证 |",
+        "ops_probes": "{n} 组成对探测",
+        "ops_composite": "torch 的算子分发看不到 `{op}`:它以 {runs_as} 运行。",
         "support_intro": "MindSpore 没有这个函数:翻译时 recompat 在文件中加入下面的函数(只加一次)并调用它。",
         "related": "相关页面",
         "guide": "差分测试在重计算下发现的行为(BatchNorm 统计量、dropout 掩码)详见"
@@ -273,7 +294,7 @@ _TEXT = {
         "reported_codes": "`recompat translate --to {target}` 把每处使用报告为 {use},把保留下来的导入报告为 {imp}。",
         "reported_head": "| API | 类别 | 说明 | 改写方式 |",
         "reported_aliases": "(别名:{names})",
-        "kinds": {"module": "模块(含其中所有名字)", "class": "类", "enum": "枚举", "function": "函数",
+        "kinds": {"module": "模块(含其中所有名字)", "class": "类", "enum": "枚举", "function": "函数", "value": "值",
                   "method": "方法:在导入了 `{module}` 的文件中,按名字匹配任意对象上的该方法"},
         "table_title": "MindSpore 官方 PyTorch API 映射表的实测结果",
         "table_index": "[逐行运行 MindSpore 官方 PyTorch API 映射表](table.md):每行的官方说法,以及 torch {torch_v} "
@@ -453,6 +474,7 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
             "notes": notes,
             "related": _related(e, every),
             "pages": {lang: f"{lang}/{e.id}.md" for lang in LANGS},
+            "selective": _selective_ops(maps) if maps.selective.runtime.get("ops_page") == e.id else None,
         })
     reported = [{"api": r.api, "aliases": list(r.aliases), "framework": r.framework, "library": r.library,
                  "kind": r.kind, "what": dict(r.what), "instead": dict(r.instead),
@@ -460,6 +482,14 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
                 for r in maps.reported]
     return {"kind": "recompat-mappings", "format": 1, "generated_by": MARK.replace("`", ""),
             "versions": dict(VERSIONS), "entries": entries, "reported": reported}
+
+
+def _selective_ops(maps) -> dict:
+    s = maps.selective
+    return {"module": s.runtime["module"], "composite": {k: list(v) for k, v in s.composite.items()},
+            "ops": [{"torch": o.torch, "probes": len(o.probes), "unprobed": o.unprobed,
+                     "mindspore": [{k: v for k, v in vars(w).items() if v is not None} for w in o.mindspore]}
+                    for o in s.ops]}
 
 
 # ------------------------------------------------------------------------------------------------ rendering
@@ -563,7 +593,26 @@ def _page_md(env, e: dict, by_id: dict, lang: str) -> str:
                                          torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"])),
         support=_fence(e["support_code"], "python") if e["support_code"] else None,
         support_name=e["mindspore"]["api"] if source == "torch" else e["torch"]["api"],
-        related=[by_id[i] for i in e["related"]], mark=MARK, guide=not (model_example or training))
+        related=[by_id[i] for i in e["related"]], mark=MARK, guide=not (model_example or training),
+        ops=_ops_md(e, lang))
+
+
+def _ops_md(e: dict, lang: str) -> str | None:
+    """The op correspondence table (selective.yaml), on the page of the entry its `runtime/ops_page` names."""
+    data = e.get("selective")
+    if not data:
+        return None
+    t = _TEXT[lang]
+    rows = [t["ops_head"], "| --- | --- | --- |"]
+    for op in data["ops"]:
+        ms = ", ".join(f"`{w['op']}`" + (f" then `{w['then']}`" if w.get("then") else "")
+                       + "".join(f" ({k} {w[k]})" for k in ("rank", "none", "given") if w.get(k) is not None)
+                       for w in op["mindspore"]) or "—"
+        proof = t["ops_probes"].format(n=op["probes"]) if op["probes"] else md_inline(op["unprobed"])
+        rows.append(f"| `{op['torch']}` | {ms} | {_cell(proof)} |")
+    composite = [t["ops_composite"].format(op=c, runs_as=", ".join(f"`{r}`" for r in runs))
+                 for c, runs in data["composite"].items()]
+    return "\n".join([t["ops_intro"].format(module=data["module"]), "", *rows, "", *composite])
 
 
 def _index_md(env, doc: dict, lang: str, table: bool = False) -> str:

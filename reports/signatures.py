@@ -105,6 +105,10 @@ def overloads(obj) -> list[tuple[Parameter, ...]]:
         if not found:
             raise SignatureError(f"{obj!r} has no inspect signature and no signature line in its docstring") from None
         return found
+    if inspect.isclass(obj) and issubclass(obj, enum.Enum) and len(obj):
+        # an enum with members is called with one value (a member lookup); the rest of inspect's signature is
+        # the functional API for new enums, which a class with members refuses
+        return [(Parameter("value", _KINDS[inspect.Parameter.POSITIONAL_OR_KEYWORD], None),)]
     if inspect.isclass(obj) and [p.kind for p in sig.parameters.values()] == [
             inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD] and "__init__" in vars(obj):
         sig = inspect.signature(obj.__init__)   # a metaclass's __call__ hides it (MindSpore's Cell)

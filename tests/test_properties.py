@@ -566,16 +566,16 @@ def test_a_file_without_a_trailing_newline_and_crlf():
 
 def test_a_torch_name_still_used_keeps_its_import():
     result, out = _translate("""
-        from torch.utils.checkpoint import checkpoint, noop_context_fn
+        from torch.utils.checkpoint import checkpoint, detach_variable
 
 
         def f(g, x):
-            return checkpoint(g, x, use_reentrant=False, context_fn=noop_context_fn)
+            return checkpoint(g, *detach_variable((x,)), use_reentrant=False)
     """)
-    assert out.startswith("\n# recompat: RC161 torch names still imported: torch.utils.checkpoint.noop_context_fn\n"
-                          "from torch.utils.checkpoint import noop_context_fn\nimport mindspore\n")
+    assert out.startswith("\n# recompat: RC161 torch names still imported: torch.utils.checkpoint.detach_variable\n"
+                          "from torch.utils.checkpoint import detach_variable\nimport mindspore\n")
     assert [d.code for s in result.sites for d in s.diagnostics if d.code.startswith("RC1")] == [
-        "RC115", "RC117", "RC100", "RC160", "RC161"]   # the torch default still used is reported where it is
+        "RC117", "RC100", "RC160", "RC161"]   # the torch helper still used is reported where it is
 
 
 def test_an_import_sharing_its_statement_keeps_the_other_names():

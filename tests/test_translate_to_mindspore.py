@@ -408,3 +408,23 @@ def test_a_name_of_the_family_without_the_word_checkpoint_in_lower_case_is_found
     """)
     assert sorted(codes(result)) == ["RC160", "RC161"]
     assert "# recompat: RC160 megatron.core.tensor_parallel.random.CheckpointFunction left as it is" in text
+
+
+def test_selective_checkpointing_ops_read_as_values_are_renamed_and_calls_through_torch_ops_are_not():
+    new, result = translate("""
+        import torch
+        from torch.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts
+
+        def f(block, x):
+            y = torch.ops.aten.mm.default(x, x)          # a torch kernel called: not an op reference
+            ops = [torch.ops.aten.mm, torch.ops.aten.unknown_op.default]
+            ctx = lambda: create_selective_checkpoint_contexts([torch.ops.aten.bmm.default])
+            return checkpoint(block, y, use_reentrant=False, context_fn=ctx)
+    """)
+    assert "torch.ops.aten.mm.default(x, x)" in new
+    assert "ops = [recompat.compat.selective.ops.aten.mm, recompat.compat.selective.ops.aten.unknown_op.default]" in new
+    assert "recompat.compat.selective.create_selective_checkpoint_contexts([recompat.compat.selective.ops.aten.bmm.default])" in new
+    assert "import recompat.compat.selective" in new
+    found = codes(result)
+    assert found.count("RC147") == 1 and "RC146" in found and "RC145" in found
+    assert "RC115" in found          # context_fn=ctx: a name, whose contexts the call cannot see

@@ -71,13 +71,13 @@ def _interesting(tree: ast.Module, mappings: Mappings) -> set[str]:
 class Event:
     """One thing stage 1 saw, handled after the walk (in post-order, inner first)."""
 
-    kind: str                 # call | partial | ref | holder_call | shadowed
+    kind: str                 # call | partial | ref | holder_call | shadowed | op
     node: ast.AST
     scope: names.Scope
     stmt: ast.stmt
     cls: ast.ClassDef | None
     entry: Entry | None = None
-    holder: str | None = None   # holder_call: the holder's key; shadowed: the name
+    holder: str | None = None   # holder_call: the holder's key; shadowed: the name; op: the op (aten.mm.default)
 
     @property
     def api_node(self) -> ast.AST:
@@ -109,6 +109,9 @@ class _Walker(names.ScopedWalker):
     def visit_Call(self, node):
         self.generic_visit(node)
         tx = self.tx
+        if tx.op_reference(node.func, self.scope) is not None:
+            self.handled.add(id(node.func))     # a call through torch.ops runs a torch kernel: not an op reference
+            return
         qual = tx.qualname(node.func, self.scope)
         if qual in tx.apis:
             self.handled.add(id(node.func))
@@ -123,6 +126,10 @@ class _Walker(names.ScopedWalker):
             self._event("holder_call", node, holder=_holder_key(node.func))
 
     def visit_Attribute(self, node):
+        op = self.tx.op_reference(node, self.scope)
+        if op is not None:
+            self._event("op", node, holder=op)
+            return
         qual = self.tx.qualname(node, self.scope)
         if qual in self.tx.apis:
             self._event("ref", node, entry=self.tx.apis[qual])
@@ -191,6 +198,9 @@ class TorchToMindSpore(SiteLog):
         self.non_reentrant, self.reentrant = f"{reentrancy.mindspore}=False", f"{reentrancy.mindspore}=True"
         self.rng_kw = self.checkpoint.role("rng_state").torch
         self.context_kw = self.checkpoint.role("context").torch
+        self.selective = mappings.selective
+        self.runtime_used = False              # the output uses recompat's runtime (selective.yaml's module)
+        self.selective_nodes: set[int] = set()   # ids of the nodes naming a selective-checkpointing name
         self.events: list[Event] = []
         # attributes that other files of the project assign torch's checkpoint to (HF's
         # _gradient_checkpointing_func is set in a base class, called in every model file)
@@ -223,6 +233,22 @@ class TorchToMindSpore(SiteLog):
             return None
         return ".".join([root, *chain[1:]])
 
+    def op_reference(self, node, scope: names.Scope) -> str | None:
+        """What `node` names under torch.ops (selective.yaml's runtime/torch_ops): the op (`aten.mm.default`) for
+        torch.ops.<namespace>.<op>.<overload>, `aten.mm` for a packet, `aten` for a namespace, "" for torch.ops."""
+        chain = names.attribute_chain(node)
+        if not chain or len(chain) < 2 or chain[0] not in self.interesting:
+            return None
+        root = scope.qualname(chain[0])
+        prefix = self.selective.runtime.get("torch_ops")
+        if root is None or prefix is None:
+            return None
+        qual = ".".join([root, *chain[1:]])
+        if qual == prefix:
+            return ""
+        rest = qual[len(prefix) + 1:].split(".") if qual.startswith(prefix + ".") else []
+        return ".".join(rest) if 1 <= len(rest) <= 3 else None
+
     def shadowed_api(self, node, scope: names.Scope) -> tuple[str, Entry] | None:
         """(name, entry) when `node` names a mapped API through a name that something else binds too."""
         chain = names.attribute_chain(node)
@@ -251,6 +277,8 @@ class TorchToMindSpore(SiteLog):
             chain = names.attribute_chain(ev.api_node) if ev.entry is not None else None
             if chain:
                 self.api_roots.add((chain[0], ev.scope.qualname(chain[0])))
+        self.selective_nodes = {id(ev.api_node) for ev in self.events
+                                if ev.entry is not None and ev.entry.rule == "runtime_name"}
         cell_style = self._cell_style_plan() if self.style == "cell" else {}
         given = (self._argument(ev.node, ev.entry, ev.entry.role("wrapper_fn"))
                  for ev in self.events if ev.kind == "call" and ev.entry.rule == "mark_tree")
@@ -268,6 +296,11 @@ class TorchToMindSpore(SiteLog):
                     self._partial(ev)
             elif ev.kind == "ref":
                 self._reference(ev)
+            elif ev.kind == "op":
+                # only where the file uses torch's selective checkpointing: elsewhere (an FX pass matching
+                # node.target) an op reference is not a policy's, and stays torch's
+                if id(ev.node) not in walker.handled and self.selective_nodes:
+                    self._op_reference(ev)
 
             elif ev.kind == "shadowed":
                 site = self.site(ev.node, ev.entry.torch["api"])
@@ -361,6 +394,7 @@ class TorchToMindSpore(SiteLog):
                 self.diag(site, "RC116", name=kw.arg, value=self.src.segment(kw.value))
                 continue
             action, code, new_value = self._decision(param, reentrant)
+            code = self._context_code(param, kw.value, code)
             value = self.src.segment(kw.value)
             if action == "set":
                 if value == new_value:
@@ -385,6 +419,13 @@ class TorchToMindSpore(SiteLog):
             caveat = (f"; if it holds {self.reentrant_kw}=True, the block must be a Cell"
                       if any(text.startswith(f"{self.reentrant_kw}=") for text in added) else "")
             self.diag(site, "RC119", keywords=", ".join(added), value=self.src.segment(splat.value), caveat=caveat)
+
+    def _context_code(self, param: Param, value: ast.AST, code: str | None) -> str | None:
+        """A context_fn made of torch's selective-checkpointing names, which become recompat's (RC145), holds on
+        MindSpore: RC148 instead of the partial note."""
+        if param.role == "context" and any(id(n) in self.selective_nodes for n in ast.walk(value)):
+            return "RC148"
+        return code
 
     @staticmethod
     def _decision(param: Param, reentrant) -> tuple[str, str | None, str | None]:
@@ -435,6 +476,7 @@ class TorchToMindSpore(SiteLog):
             note("RC133", name=kw.arg, value=value, why="torch's checkpoint takes no such keyword here")
             return None
         action, code, new_value = self._decision(param, reentrant)
+        code = self._context_code(param, kw.value, code)
         if action == "set":
             if value != new_value:
                 note(code, name=param.mindspore, value=new_value, why=param.why or "")
@@ -442,7 +484,7 @@ class TorchToMindSpore(SiteLog):
         if action in ("keep", "rename") and param.mindspore in _keywords_of(mark.mindspore["signature"]):
             if code:
                 note(code, name=kw.arg, value=value, why=param.why or "")
-            return f"{param.mindspore}={value}"
+            return f"{param.mindspore}={self.src.render_node(kw.value)}"   # with what inner rules rewrote in it
         if action == "drop" and code:
             note(code, name=kw.arg, value=value, why=param.why or "")
         else:
@@ -515,6 +557,8 @@ class TorchToMindSpore(SiteLog):
 
     def _partial(self, ev: Event) -> None:
         call, entry = ev.node, ev.entry
+        if entry.rule == "runtime_name":
+            return self._runtime_name(ev, call.args[0])
         site = self.site(ev.node, entry.torch["api"])
         if entry is not self.checkpoint:
             return self.manual(ev, site, "functools.partial of it has no MindSpore form")
@@ -545,6 +589,8 @@ class TorchToMindSpore(SiteLog):
         self._dropout_note(site)
 
     def _reference(self, ev: Event) -> None:
+        if ev.entry.rule == "runtime_name":
+            return self._runtime_name(ev, ev.node)
         site = self.site(ev.node, ev.entry.torch["api"])
         stmt = ev.stmt
         if (ev.entry is self.checkpoint and isinstance(stmt, ast.Assign) and stmt.value is ev.node):
@@ -552,6 +598,40 @@ class TorchToMindSpore(SiteLog):
             self.src.replace_node(ev.node, target)
             return self.diag(site, "RC100", source=ev.entry.torch["api"], target=target)
         self.manual(ev, site, "it is used as a value, not called")
+
+    @RULES.register("runtime_name")
+    def _runtime_call(self, ev: Event, _plan) -> None:
+        self._runtime_name(ev, ev.node.func)
+
+    def _runtime_name(self, ev: Event, node: ast.AST) -> None:
+        """A torch name recompat's runtime holds under the same contract (selective checkpointing): renamed."""
+        entry = ev.entry
+        site = self.site(node, entry.torch["api"])
+        self.src.replace_node(node, entry.mindspore["api"])
+        self.runtime_used = True
+        self.diag(site, "RC145", source=entry.torch["api"], target=entry.mindspore["api"])
+
+    def _op_reference(self, ev: Event) -> None:
+        """torch.ops.<ns>.<op>.<overload> read as a value: recompat's Op of that name (what a policy is shown for the
+        MindSpore ops selective.yaml lists for it)."""
+        op, torch_name = ev.holder, ".".join(filter(None, (self.selective.runtime["torch_ops"], ev.holder)))
+        target = ".".join(filter(None, (self.selective.runtime["ops"], op)))
+        site = self.site(ev.node, torch_name)
+        self.src.replace_node(ev.node, target)
+        self.runtime_used = True
+        known, runs_as = self.selective.op(op), self.selective.composite.get(op)
+        if op.count(".") < 2:       # the namespace, or a part of it: the ops it leads to are told where named
+            self.diag(site, "RC145", source=torch_name, target=target)
+        elif known is not None and known.mindspore:
+            ms = ", ".join(w.op + (f" then {w.then}" if w.then else "") for w in known.mindspore)
+            self.diag(site, "RC146", source=torch_name, target=target, why=f"a policy is shown MindSpore's {ms} as it")
+        elif runs_as is not None:
+            self.diag(site, "RC146", source=torch_name, target=target,
+                      why=f"torch's dispatch never sees it (it runs as {', '.join(runs_as)}), nor does MindSpore's: "
+                          "a policy naming it matches nothing on either side")
+        else:
+            why = known.unprobed if known is not None and known.unprobed else "mappings/selective.yaml lists none"
+            self.diag(site, "RC147", source=torch_name, target=target, why=why)
 
     @RULES.register("recompute_sequential")
     def _recompute_sequential(self, ev: Event, _plan) -> None:
@@ -586,8 +666,12 @@ class TorchToMindSpore(SiteLog):
             return self.manual(ev, site, "the module is not passed positionally")
         is_assign = isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
         is_expr = isinstance(stmt, ast.Expr) and stmt.value is call and entry.form == "in_place"
-        if not (is_assign or is_expr):
-            return self.manual(ev, site, "only `x = ...(module)` statements can become module.recompute()")
+        # `return wrapper(module, ...)` (torchtitan's _wrap_block): mark, then return the module itself
+        is_return = (isinstance(stmt, ast.Return) and stmt.value is call
+                     and names.attribute_chain(call.args[0]) is not None)
+        if not (is_assign or is_expr or is_return):
+            return self.manual(ev, site, "only `x = ...(module)` and `return ...(module)` statements (module a name "
+                                         "or attribute) can become module.recompute()")
         module = self.src.render_node(call.args[0])
         options = self._wrapper_options(site, entry, call, call.args[1:])
         if isinstance(options, str):
@@ -597,6 +681,9 @@ class TorchToMindSpore(SiteLog):
         if is_assign:
             target = self.src.render_node(stmt.targets[0])
             text = f"{target}.{mark}" if target == module else f"{target} = {module}\n{indent}{target}.{mark}"
+        elif is_return:
+            target = module
+            text = f"{module}.{mark}\n{indent}return {module}"
         else:
             target = module
             text = f"{module}.{mark}"
@@ -836,16 +923,18 @@ class TorchToMindSpore(SiteLog):
 # -- stage 2: imports and support code -------------------------------------------------------
 
 def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: str, needs_ms: bool,
-                   support: list[Entry], api_roots: set = frozenset()) -> None:
+                   support: list[Entry], api_roots: set = frozenset(), needs_runtime: bool = False) -> None:
     """Remove the imports of torch's checkpoint APIs, and the one each API use went through (`api_roots`: `import
     torch as th` for `th.utils.checkpoint.checkpoint`, when no other import binds `th`), that nothing uses any more;
-    add `import mindspore` and support code. A user's own unused import stays."""
+    add `import mindspore`, `import <recompat's runtime>` (`needs_runtime`) and support code. A user's own unused
+    import stays."""
     apis = set(mappings.by_torch_name)
     bound = Counter(name for s in names.imports(tree)
                     for name, _, _ in names.import_bindings(s))
     edits.settle_imports(src, tree, modules=apis | {api.rsplit(".", 1)[0] for api in apis},
                          exact={qual for name, qual in api_roots if qual and bound[name] == 1},
-                         additions=[("mindspore", None if ms_alias == "mindspore" else ms_alias)] if needs_ms else [])
+                         additions=[("mindspore", None if ms_alias == "mindspore" else ms_alias)] * needs_ms
+                         + [(mappings.selective.runtime["module"], None)] * needs_runtime)
     for entry in support:
         if any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"] for s in tree.body):
             continue

@@ -94,7 +94,8 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))
     return (*_finish(data, src, tree, result,
-                     lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support, tx.api_roots),
+                     lambda s2, t2: settle_imports(s2, t2, m, tx.ms, tx.ms_used, tx.support, tx.api_roots,
+                                                   tx.runtime_used),
                      lambda s3, t3: report_leftovers(s3, t3, m, "torch"), import_markers(m)), tree)
 
 

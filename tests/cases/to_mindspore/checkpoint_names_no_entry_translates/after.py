@@ -1,6 +1,6 @@
 import torch
-# recompat: RC161 torch names still imported: torch.utils.checkpoint.CheckpointPolicy
-from torch.utils.checkpoint import CheckpointPolicy
+# recompat: RC161 torch names still imported: torch.utils.checkpoint.SAC_IGNORED_OPS
+from torch.utils.checkpoint import SAC_IGNORED_OPS
 # recompat: RC161 torch names still imported: torch.distributed.algorithms._checkpoint.checkpoint_wrapper.CheckpointImpl, torch.distributed.algorithms._checkpoint.checkpoint_wrapper.CheckpointWrapper, torch.distributed.algorithms._checkpoint.checkpoint_wrapper.offload_wrapper
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
     CheckpointImpl,
@@ -12,8 +12,8 @@ import mindspore
 
 
 def policy(ctx, op, *args, **kwargs):
-    # recompat: RC160 torch.utils.checkpoint.CheckpointPolicy left as it is: torch's selective-checkpointing policy
-    return CheckpointPolicy.MUST_SAVE
+    # recompat: RC160 torch.utils.checkpoint.SAC_IGNORED_OPS left as it is: the ops torch's selective checkpointing neither caches nor counts
+    return op not in SAC_IGNORED_OPS
 
 
 def f(block, x, m, impl):
