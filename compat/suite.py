@@ -546,13 +546,18 @@ def summary_table(results: list[dict]) -> str:
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in results:
         groups.setdefault((r["pair"], r["check"]), []).append(r)
-    rows = [("pair", "check", *STATUSES, "memory: bytes kept plain/recompute, time overhead")]
+    rows = [("pair", "check", *STATUSES, "memory: bytes kept plain/recompute, time overhead; selective: bytes")]
     for (pair, check), group in sorted(groups.items()):
         notes = []
         for r in group:
             f = r.get("figures") or {}
             if f.get("ratio"):
                 notes.append(f"{f['framework']}:{f['form']} {f['ratio']:.2f}x, time x{f['time_overhead']:.2f}")
+            for side in ("torch", "mindspore"):      # the selective check: none / whole blocks / policy
+                if isinstance(f.get(side), dict) and "policy_bytes" in f[side]:
+                    s = f[side]
+                    notes.append(f"{side} {s['plain_bytes']:,}/{s['full_bytes']:,}/{s['policy_bytes']:,} "
+                                 "none/whole/policy")
         rows.append((pair, check, *(str(sum(r["status"] == s for r in group)) for s in STATUSES),
                      "; ".join(notes)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]

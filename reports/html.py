@@ -164,10 +164,10 @@ def _num(x, spec=".3g") -> str:
 
 
 def _suite(doc: dict):
-    from_check = ("torch-recompute", "mindspore-recompute", "cross", "memory")
+    from_check = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective")
     statuses = ["passed", "failed", "known", "skipped"]
     results = doc["results"]
-    cases, hunts, memory = [], [], []
+    cases, hunts, memory, selective = [], [], [], []
     for r in results:
         if r.get("check") == "planted-bug":
             hunts.append(dict(variant=r.get("variant", ""), pair=r.get("pair", ""), status=r["status"],
@@ -203,6 +203,14 @@ def _suite(doc: dict):
                     figures=[(k, _num(v) if isinstance(v, float) else v) for k, v in figures.items()
                              if k != "measure"])
         cases.append(case)
+        for side in ("torch", "mindspore"):        # the selective check: three figures per framework
+            f = figures.get(side) if isinstance(figures.get(side), dict) else None
+            if f and {"plain_bytes", "full_bytes", "policy_bytes"} <= set(f):
+                plain, full, policy = (int(f[k]) for k in ("plain_bytes", "full_bytes", "policy_bytes"))
+                saved = ", ".join(f"{op} x{n}" for op, n in (f.get("saved") or {}).items() if n)
+                selective.append(dict(pair=case["pair"], framework=side, plain=plain, full=full, policy=policy,
+                                      ratio=f"{policy / plain:.3f}" if plain else "", ratio_value=policy / plain if plain
+                                      else "", saved=saved, status=case["status"]))
         if "plain_bytes" in figures and "recompute_bytes" in figures:
             plain, rec = int(figures["plain_bytes"]), int(figures["recompute_bytes"])
             ratio, over = figures.get("ratio"), figures.get("time_overhead")
@@ -223,7 +231,7 @@ def _suite(doc: dict):
         cards.append(("planted bugs caught", f"{caught}/{len(hunts)}", None))
     meta = doc.get("meta") or {}
     model = dict(
-        results=results, cards=cards, cases=cases, hunts=hunts, memory=memory, catch_rate=catch,
+        results=results, cards=cards, cases=cases, hunts=hunts, memory=memory, selective=selective, catch_rate=catch,
         statuses=statuses, checks=sorted({c["check"] for c in cases}), devices=sorted({c["device"] for c in cases}),
         groups=[dict(pair=p, check=k, counts=[v.count(s) for s in statuses]) for (p, k), v in sorted(groups.items())],
         plot=_plot(doc.get("depth_sweep")), machine=meta.get("machine", ""))

@@ -65,6 +65,12 @@ def suite_doc(**extra) -> dict:
              status="passed", message="torch checkpoint: 5,024 -> 1,952 bytes",
              figures={"framework": "torch", "form": "checkpoint", "plain_bytes": 5024, "recompute_bytes": 1952,
                       "saved_bytes": 3072, "ratio": 2.57, "time_overhead": 1.16}),
+        dict(base, pair="sac", check="selective", variant="policy", id="sac-selective-policy-cpu-pynative",
+             status="passed", message="torch: 63,232 plain, 4,864 whole blocks, 21,248 policy",
+             figures={"measure": "bytes", "torch": {"plain_bytes": 63232, "full_bytes": 4864, "policy_bytes": 21248,
+                                                    "saved": {"aten.mm.default": 6, "aten.relu.default": 0}},
+                      "mindspore": {"plain_bytes": 67008, "full_bytes": 4800, "policy_bytes": 21184,
+                                    "saved": {"aten.mm.default": 6}}}),
         dict(base, pair="conv", check="mindspore-recompute", variant="cell", id="conv-mindspore-recompute-cell-gpu",
              device="gpu", status="skipped", message="no GPU here"),
         {"id": "planted-bug-gelu", "pair": "mlp", "check": "planted-bug", "variant": "gelu", "status": "caught",
@@ -161,6 +167,10 @@ def test_suite_report_expands_failures_and_collapses_passes(tmp_path):
     assert ("", "torch vs mindspore: PASSED") in details
     assert "row output: too far" in text and "rtol 0.0001, atol 1e-05" in text
     assert "5,024" in text and "1,952" in text and "3,072" in text
+    selective = text[text.index('id="selective"'):text.index("<h2>Cases</h2>")]
+    for figure in ("63,232", "4,864", "21,248", "67,008", "4,800", "21,184", "0.336", "aten.mm.default x6"):
+        assert figure in selective
+    assert "aten.relu.default" not in selective, "an op the policy saved no time is not listed"
     assert text.count("<polyline") == 4, "plain and recompute for each framework"
     assert "1 of 1 planted bugs caught" in text
 
