@@ -7,6 +7,11 @@ forward (compat.memory.SavedTensors: saved-tensor hooks plus the policy's store)
 (forward and backward) and of the backward alone, medians of --repeats, with ratios against the baseline of the
 same side measured in the same run. MindSpore's backward is a step less a forward under no gradient.
 
+Then the torch forms MindSpore's op-level marks could become (Primitive.recompute() on an attention's scale Mul
+and Softmax, mindformers' pattern): no checkpointing (the marks dropped), a checkpoint around each marked op's call
+(today's translation), and one checkpoint around the attention with a policy that recomputes the marked ops and
+saves every other op: bytes kept for backward, against no checkpointing.
+
     python bench/selective_bench.py [--dim 256] [--layers 4] [--batch 4] [--seq 128] [--repeats 5]
 """
 from __future__ import annotations
@@ -21,8 +26,11 @@ os.environ.setdefault("GLOG_v", "3")
 warnings.simplefilter("ignore")
 
 import mindspore  # noqa: E402
+import functools  # noqa: E402
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts  # noqa: E402
 
 from recompat.compat.memory import SavedTensors  # noqa: E402
 from recompat.compat.zoo.selective_block import MsModel, TorchModel  # noqa: E402
@@ -69,6 +77,57 @@ def mindspore_side(x, args, recompute, form):
     return kept.bytes, step_s, step_s - forward_s
 
 
+class MarkedAttention(torch.nn.Module):
+    """An attention whose scale Mul and Softmax a MindSpore model would mark with Primitive.recompute()."""
+
+    def __init__(self, dim, heads, form):
+        super().__init__()
+        self.heads, self.form = heads, form
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(dim, dim) for _ in range(4))
+
+    def core(self, x):
+        b, t, d = x.shape
+        hd = d // self.heads
+        q, k, v = (m(x).reshape(b, t, self.heads, hd).transpose(1, 2) for m in (self.q, self.k, self.v))
+        scores = torch.matmul(q, k.transpose(-1, -2))
+
+        def scale(s):
+            return s * hd ** -0.5
+
+        def softmax(s):
+            return torch.softmax(s, -1)
+        if self.form == "each marked op checkpointed":
+            att = checkpoint(softmax, checkpoint(scale, scores, use_reentrant=False), use_reentrant=False)
+        else:
+            att = softmax(scale(scores))
+        return self.o(torch.matmul(att, v).transpose(1, 2).reshape(b, t, d))
+
+    def forward(self, x):
+        if self.form != "one checkpoint, policy":
+            return self.core(x)
+        marked = {torch.ops.aten._softmax.default, torch.ops.aten.mul.Tensor}
+
+        def policy(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.MUST_RECOMPUTE if op in marked else CheckpointPolicy.MUST_SAVE
+        return checkpoint(self.core, x, use_reentrant=False,
+                          context_fn=functools.partial(create_selective_checkpoint_contexts, policy))
+
+
+def marks_on_torch(args):
+    x = torch.randn(args.batch, args.seq, args.dim, requires_grad=True)
+    print(f"\nMindSpore op marks (scale Mul, Softmax) as torch code: attention, dim {args.dim}, {args.heads} heads")
+    print(f"{'form':32} {'bytes kept':>14} {'x none':>7}")
+    base = None
+    for form in ("marks dropped", "each marked op checkpointed", "one checkpoint, policy"):
+        torch.manual_seed(0)
+        model = MarkedAttention(args.dim, args.heads, form)
+        with SavedTensors("torch") as kept:
+            y = model(x)
+        y.sum().backward()
+        base = base or kept.bytes
+        print(f"{form:32} {kept.bytes:>14,} {kept.bytes / base:>7.3f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dim", type=int, default=256)
@@ -95,6 +154,7 @@ def main(argv=None):
                   f"{back_s:>10.4f} {back_s / base[2]:>7.2f}")
     t, m = kept_by["torch", "policy"], kept_by["mindspore", "policy"]
     print(f"bytes kept under the policy: MindSpore / torch = {m / t:.4f}")
+    marks_on_torch(args)
 
 
 if __name__ == "__main__":
