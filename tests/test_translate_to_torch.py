@@ -913,3 +913,20 @@ def test_a_file_that_only_names_recompute_as_a_setting_is_left_alone():
     """
     result, out = to_torch(code)
     assert result.sites == [] and out == textwrap.dedent(code)
+
+
+def test_recompats_selective_checkpointing_in_mindspore_code_is_reported_at_every_use():
+    """MindSpore code that uses recompat.compat.selective (a translation from torch): on torch those contexts would
+    watch MindSpore's ops only, so each use, also of a name imported from the module, is reported (RC260)."""
+    result, out = to_torch("""
+        import functools
+        import mindspore
+        from recompat.compat.selective import create_selective_checkpoint_contexts, ops
+
+        def f(block, x):
+            ctx = functools.partial(create_selective_checkpoint_contexts, [ops.aten.mm.default])
+            return mindspore.recompute(block, x, use_reentrant=False, context_fn=ctx)
+    """)
+    found = codes(result)
+    assert found.count("RC260") == 2 and found.count("RC261") == 2 and "RC200" in found
+    assert "# recompat: RC260 recompat.compat.selective left as it is" in out

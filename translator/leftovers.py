@@ -81,7 +81,10 @@ class _Leftovers(names.ScopedWalker, SiteLog):
         self.bindings = [(stmt, *b) for stmt in names.imports(tree)
                          for b in names.import_bindings(stmt)]   # (statement, name, qualified name, alias)
         prefixes = _name_prefixes(mappings, side)
-        self.interesting = {name for _, name, qual, _ in self.bindings if qual in prefixes}
+        # a reported module covers every name under it: one imported from it (`from m import name`) too
+        modules = tuple(r.api + "." for r in mappings.reported if r.framework == side and r.kind == "module")
+        self.interesting = {name for _, name, qual, _ in self.bindings
+                            if qual in prefixes or (qual and qual.startswith(modules))}
         self.libraries = {qual.split(".")[0] for _, _, qual, _ in self.bindings if qual}
         self.own = src.package.split(".")[0] if src.package else None   # the top package of the file
 
