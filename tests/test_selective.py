@@ -56,6 +56,16 @@ def test_probe_runs_the_torch_op_on_torch_and_shows_it_on_mindspore(entry, probe
     assert Op(entry.torch) in seen, f"{probe['mindspore']} showed a policy {seen}, not {entry.torch}"
 
 
+def test_every_mindspore_op_the_data_names_is_a_mindspore_primitive():
+    """A misspelt name would match no op, silently: the unprobed entries (Ascend kernels, collectives) included."""
+    import importlib
+
+    modules = (msops, msops.operations, importlib.import_module("mindspore.ops.auto_generate"))
+    named = {w.op for e in DATA.ops for w in e.mindspore} | {w.then for e in DATA.ops for w in e.mindspore if w.then}
+    named |= set(DATA.ignored)
+    assert named and not [n for n in sorted(named) if not any(hasattr(m, n) for m in modules)]
+
+
 @pytest.mark.parametrize("name", sorted(DATA.composite))
 def test_composite_torch_ops_never_reach_dispatch(name):
     x, w, b = torch.randn(2, 3, 8), torch.randn(4, 8), torch.randn(4)
