@@ -930,3 +930,24 @@ def test_recompats_selective_checkpointing_in_mindspore_code_is_reported_at_ever
     found = codes(result)
     assert found.count("RC260") == 2 and found.count("RC261") == 2 and "RC200" in found
     assert "# recompat: RC260 recompat.compat.selective left as it is" in out
+
+
+@pytest.mark.parametrize("mark, call", [
+    ("", "mindspore.recompute(self.b, x, use_reentrant=False, context_fn=None)"),
+    ("self.b.recompute(use_reentrant=False, context_fn=None)", "self.b(x)")])
+def test_context_fn_none_is_mindspores_default_and_goes(mark, call):
+    """torch calls its context_fn: None there is a TypeError at run time, and its default is the same no-op."""
+    result, out = to_torch(f"""
+        import mindspore
+        from mindspore import nn
+
+        class Net(nn.Cell):
+            def __init__(self):
+                super().__init__()
+                self.b = nn.Dense(2, 2)
+                {mark}
+
+            def construct(self, x):
+                return {call}
+    """)
+    assert "context_fn" not in out and "RC209" in codes(result)

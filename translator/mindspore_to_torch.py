@@ -303,6 +303,9 @@ class MindSporeToTorch(SiteLog):
             param = entry.param(kw.arg)
             if param is None or kw.arg == self.reentrant_kw:
                 continue
+            if self._none_context(site, param, kw):
+                dropped.append(kw)
+                continue
             if param.action == "drop":
                 dropped.append(kw)
                 if literal_flag(kw.value) is False:
@@ -326,6 +329,14 @@ class MindSporeToTorch(SiteLog):
         target = self._checkpoint_name()
         self.src.replace_node(call.func, target)
         self.diag(site, "RC200", source=entry.mindspore["api"], target=target)
+
+    def _none_context(self, site: Site, param, kw: ast.keyword) -> bool:
+        """context_fn=None is MindSpore's default, no contexts; torch calls its context_fn (None is not callable
+        there) and its default is noop_context_fn: the keyword goes (RC209)."""
+        if param.role == "context" and isinstance(kw.value, ast.Constant) and kw.value.value is None:
+            self.diag(site, "RC209", name=kw.arg)
+            return True
+        return False
 
     def _reentrancy(self, site: Site, kw: ast.keyword | None, forced: str | None) -> str | None:
         """Decide torch's use_reentrant; edits a present keyword, returns the keyword text to add, if any."""
@@ -632,6 +643,8 @@ class MindSporeToTorch(SiteLog):
             value = self.src.segment(kw.value)
             if param is None or param.role == "mark":   # a mark row is the older spelling's flag
                 return f"{kw.arg} is not a Cell.recompute option (MindSpore raises ValueError)"
+            if self._none_context(site, param, kw):
+                continue
             if param.action == "drop":
                 if param.parallel:
                     self.diag(site, param.code, name=kw.arg, value=value, why=param.why)
