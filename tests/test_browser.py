@@ -139,8 +139,12 @@ def test_suite_report_expands_failures_filters_and_plots(browser, tmp_path):
     assert console_errors(browser) == []
     opened = browser.execute_script(
         "return Array.from(document.querySelectorAll('#cases details')).map(d => d.open);")
-    assert opened == [True, False, False, False], "failures expanded, the rest collapsed"
-    assert len(shown(browser, "#cases")) == 4
+    assert opened == [True, False, False, False, False], "failures expanded, the rest collapsed"
+    assert len(shown(browser, "#cases")) == 5
+    assert shown(browser, "#selective") == ["sac", "sac"], "three figures per model and framework"
+    type_filter(browser, "#selective", "mindspore")
+    assert shown(browser, "#selective") == ["sac"]
+    type_filter(browser, "#selective", "")
     choose(browser, "#cases", "status", "failed")
     assert shown(browser, "#cases") == ["mlp"]
     choose(browser, "#cases", "status", "")
