@@ -163,4 +163,4 @@ def pairs() -> list[Pair]:
 # The pairs, one module each (two dropout pairs share one), register themselves when imported: this order is the
 # order of names() and pairs(). layers.py holds what they share.
 from . import seed_fc, doc_conv_relu, resnet_bn, transformer, dropout, deep_sequential  # noqa: E402,F401
-from . import densenet_closure, nested, kwargs_tuple, frozen_input, selective_block  # noqa: E402,F401
+from . import densenet_closure, nested, kwargs_tuple, frozen_input, selective_block, selective_mlp  # noqa: E402,F401
