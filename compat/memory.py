@@ -7,7 +7,7 @@ exact for what autograd saves and portable across devices (unlike a CPU process'
 moves with allocator caching). It does not see tensors a custom backward keeps by itself, such as
 the inputs MindSpore's reentrant recompute stashes (one set per recomputed block). What a selective-checkpointing
 store keeps (the op outputs a policy saves) is counted too: torch's (its caching dispatch mode, read while the
-counter is active) and recompat's on MindSpore (compat.selective reports each kept output through `kept`).
+counter is active) and recompat's on MindSpore (compat.selective reports each decision through `decided`).
 
 Count the forward only: recomputation in backward saves tensors again, briefly, and those must
 not be charged to the forward.
@@ -96,7 +96,7 @@ _torch_dispatch = None      # torch's own _CachingTorchDispatchMode.__torch_disp
 def _watch_torch_stores(on: bool) -> None:
     """Report each decision torch's selective checkpointing takes, and what its store keeps (torch 2.13's
     _CachingTorchDispatchMode: `storage[func][index]` is _RECOMPUTE or _VersionWrapper values; pinned by
-    tests/test_framework_facts.py), through `decided`."""
+    tests/test_selective.py, which counts torch's store), through `decided`."""
     global _torch_dispatch
     from torch.utils import checkpoint as tc
     from torch.utils._pytree import tree_flatten

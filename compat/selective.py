@@ -255,11 +255,12 @@ class _Caching(MsDispatchMode):
     def __init__(self, policy_fn: Callable, storage: dict):
         self.policy_fn = policy_fn
         self.storage = storage
+        self.table = _table()
         self.counter: dict[str, int] = defaultdict(int)
         self.pending: _Pending | None = None
 
     def __ms_dispatch__(self, func, args, kwargs=None):
-        table = _table()
+        table = self.table
         name = func.name
         out = _run(func, args, kwargs)
         if name in table.ignored:
@@ -280,7 +281,7 @@ class _Caching(MsDispatchMode):
         return out
 
     def _decide_single(self, p: _Pending):
-        self._decide(_table().single(p.name, p.args), [(p.name, p.index)], p.out, p.args, p.kwargs)
+        self._decide(self.table.single(p.name, p.args), [(p.name, p.index)], p.out, p.args, p.kwargs)
 
     def _decide(self, op: Op, places, out, args, kwargs):
         policy = self.policy_fn(SelectiveCheckpointContext(is_recompute=False, op_output=out), op, *args,
@@ -305,6 +306,7 @@ class _Cached(MsDispatchMode):
 
     def __init__(self, storage: dict):
         self.storage = storage
+        self.ignored = _table().ignored
         self.counter: dict[str, int] = defaultdict(int)
 
     def __enter__(self):
@@ -313,7 +315,7 @@ class _Cached(MsDispatchMode):
 
     def __ms_dispatch__(self, func, args, kwargs=None):
         name = func.name
-        if name in _table().ignored:
+        if name in self.ignored:
             return _run(func, args, kwargs)
         index = self.counter[name]
         self.counter[name] += 1

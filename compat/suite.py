@@ -414,28 +414,32 @@ def _kept_and_time(run, make_counter) -> tuple[int, float]:
     return counter.bytes, statistics.median(times)
 
 
-def _memory(pair, case, mutant, options):
-    framework, form = case.variant.split(":")
+def _side_run(pair, framework: str, recompute: bool, form: str, device: str, mutant):
+    """``run(forward_context)``: one forward and backward of `framework`'s twin on the pair's inputs; or, where
+    `device` is not there, why."""
     arrays = pair.make_inputs(SEED)
     grads = pair.differentiable(arrays)
+    if framework == "torch":
+        torch_dev, why = torch_device(device)
+        if torch_dev is None:
+            return why
+        model = _build_torch(pair, recompute, form, torch_dev, mutant)
+        return lambda context: run_torch(model, arrays, seed=SEED, device=torch_dev, grad_inputs=grads,
+                                         forward_context=context)
+    target, why = mindspore_device(device)
+    if target is None:
+        return why
+    model = _build_ms(pair, recompute, form, mutant)
+    return lambda context: run_mindspore(model, arrays, seed=SEED, grad_inputs=grads, forward_context=context)
+
+
+def _memory(pair, case, mutant, options):
+    framework, form = case.variant.split(":")
     kept = {}
     for recompute in (False, True):
-        if framework == "torch":
-            device, why = torch_device(case.device)
-            if device is None:
-                return Outcome(case, "skipped", why)
-            model = _build_torch(pair, recompute, form, device, mutant)
-
-            def run(context, model=model):
-                run_torch(model, arrays, seed=SEED, device=device, grad_inputs=grads, forward_context=context)
-        else:
-            target, why = mindspore_device(case.device)
-            if target is None:
-                return Outcome(case, "skipped", why)
-            model = _build_ms(pair, recompute, form, mutant)
-
-            def run(context, model=model):
-                run_mindspore(model, arrays, seed=SEED, grad_inputs=grads, forward_context=context)
+        run = _side_run(pair, framework, recompute, form, case.device, mutant)
+        if isinstance(run, str):
+            return Outcome(case, "skipped", run)
         kept[recompute] = _kept_and_time(run, lambda: SavedTensors(framework))
     (plain_bytes, plain_s), (rec_bytes, rec_s) = kept[False], kept[True]
     measure = MEASURE
@@ -461,27 +465,15 @@ def _memory(pair, case, mutant, options):
 def _selective_side(pair, framework: str, device: str, mutant) -> dict | str:
     """Bytes kept and ops run for no checkpointing, the whole-block form and the policy form; or why not run."""
     policy_form, full_form = pair.selective[framework]
-    arrays = pair.make_inputs(SEED)
-    grads = pair.differentiable(arrays)
     side: dict = {}
     for config, recompute, form in (("plain", False, policy_form), ("full", True, full_form),
                                     ("policy", True, policy_form)):
+        run = _side_run(pair, framework, recompute, form, device, mutant)
+        if isinstance(run, str):
+            return run
         counter = SavedTensors(framework)
-        if framework == "torch":
-            torch_dev, why = torch_device(device)
-            if torch_dev is None:
-                return why
-            model = _build_torch(pair, recompute, form, torch_dev, mutant)
-            with OpsRun("torch") as ran:
-                run_torch(model, arrays, seed=SEED, device=torch_dev, grad_inputs=grads,
-                          forward_context=lambda: counter)
-        else:
-            target, why = mindspore_device(device)
-            if target is None:
-                return why
-            model = _build_ms(pair, recompute, form, mutant)
-            with OpsRun("mindspore") as ran:
-                run_mindspore(model, arrays, seed=SEED, grad_inputs=grads, forward_context=lambda: counter)
+        with OpsRun(framework) as ran:
+            run(lambda: counter)
         side[config] = {"bytes": counter.bytes, "ran": ran.counts, "decisions": counter.decisions,
                         "ran_decisions": counter.ran_decisions}
     return side
@@ -501,15 +493,15 @@ def _selective(pair, case, mutant, options):
         sides[framework] = side
     problems, figures = [], {"measure": MEASURE}
     for framework, side in sides.items():
-        plain, full, policy = (side[c]["bytes"] for c in ("plain", "full", "policy"))
-        figures[framework] = {"plain_bytes": plain, "full_bytes": full, "policy_bytes": policy,
-                              "saved": _saved_per_op(side["policy"]["decisions"])}
+        plain_bytes, policy_bytes = side["plain"]["bytes"], side["policy"]["bytes"]
+        figures[framework] = {"plain_bytes": plain_bytes, "full_bytes": side["full"]["bytes"],
+                              "policy_bytes": policy_bytes, "saved": _saved_per_op(side["policy"]["decisions"])}
         if not side["policy"]["decisions"]:
             problems.append(f"{framework}: no op went through a selective-checkpointing policy (the policy form "
                             "recomputes whole blocks, or does not checkpoint)")
-        if policy >= plain:
-            problems.append(f"{framework}: the policy keeps {policy:,} bytes, no fewer than no checkpointing "
-                            f"({plain:,})")
+        if policy_bytes >= plain_bytes:
+            problems.append(f"{framework}: the policy keeps {policy_bytes:,} bytes, no fewer than no checkpointing "
+                            f"({plain_bytes:,})")
         # what the policy spared, seen from outside: each op's runs recomputing the blocks whole less its runs
         # under the policy (the same forward and the same gradient ops, shim included, on both)
         decided, full, policy = side["policy"]["ran_decisions"], side["full"]["ran"], side["policy"]["ran"]

@@ -71,6 +71,12 @@ def _name_prefixes(mappings: Mappings, side: str) -> frozenset[str]:
     return frozenset(t.rsplit(".", i)[0] for t in side_names(mappings, side) for i in range(t.count(".") + 1))
 
 
+@functools.lru_cache(maxsize=None)
+def _reported_modules(mappings: Mappings, side: str) -> tuple[str, ...]:
+    """`m.` for each reported module of the side: it covers every name under it, one imported from it too."""
+    return tuple(r.api + "." for r in mappings.reported if r.framework == side and r.kind == "module")
+
+
 class _Leftovers(names.ScopedWalker, SiteLog):
     """Stage 3's walk over the settled text: the side's reported.yaml names still used, each reported where it is."""
 
@@ -81,8 +87,7 @@ class _Leftovers(names.ScopedWalker, SiteLog):
         self.bindings = [(stmt, *b) for stmt in names.imports(tree)
                          for b in names.import_bindings(stmt)]   # (statement, name, qualified name, alias)
         prefixes = _name_prefixes(mappings, side)
-        # a reported module covers every name under it: one imported from it (`from m import name`) too
-        modules = tuple(r.api + "." for r in mappings.reported if r.framework == side and r.kind == "module")
+        modules = _reported_modules(mappings, side)
         self.interesting = {name for _, name, qual, _ in self.bindings
                             if qual in prefixes or (qual and qual.startswith(modules))}
         self.libraries = {qual.split(".")[0] for _, _, qual, _ in self.bindings if qual}

@@ -77,7 +77,8 @@ class Event:
     stmt: ast.stmt
     cls: ast.ClassDef | None
     entry: Entry | None = None
-    holder: str | None = None   # holder_call: the holder's key; shadowed: the name; op: the op (aten.mm.default)
+    holder: str | None = None   # holder_call: the holder's key; shadowed: the name
+    op: str | None = None       # op: what it names under torch.ops (aten.mm.default)
 
     @property
     def api_node(self) -> ast.AST:
@@ -128,7 +129,7 @@ class _Walker(names.ScopedWalker):
     def visit_Attribute(self, node):
         op = self.tx.op_reference(node, self.scope)
         if op is not None:
-            self._event("op", node, holder=op)
+            self._event("op", node, op=op)
             return
         qual = self.tx.qualname(node, self.scope)
         if qual in self.tx.apis:
@@ -614,7 +615,7 @@ class TorchToMindSpore(SiteLog):
     def _op_reference(self, ev: Event) -> None:
         """torch.ops.<ns>.<op>.<overload> read as a value: recompat's Op of that name (what a policy is shown for the
         MindSpore ops selective.yaml lists for it)."""
-        op, torch_name = ev.holder, ".".join(filter(None, (self.selective.runtime["torch_ops"], ev.holder)))
+        op, torch_name = ev.op, ".".join(filter(None, (self.selective.runtime["torch_ops"], ev.op)))
         target = ".".join(filter(None, (self.selective.runtime["ops"], op)))
         site = self.site(ev.node, torch_name)
         self.src.replace_node(ev.node, target)
