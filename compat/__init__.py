@@ -16,15 +16,18 @@ Parts (one module each):
   mindspore torch idioms on MindSpore (checkpoint, checkpoint_sequential with torch's semantics).
   torch     MindSpore idioms on torch (recompute, Cell.recompute()-like marking of a module).
   examples  run_model_example: one core entry's paired model example through compare.
+  graph_recompute  recomputed_ops(cell, *inputs): the operators a GRAPH-mode gradient recomputes, read from
+            the graph MindSpore compiles (scope in the cell, op name, cell or primitive mark).
   prove     `recompat prove`: runs every mapping entry's paired example and writes its output.txt (the
             proof translate --scope model waits for) when the pair agrees.
 """
 
 from .compare import CompareReport, CompareRow, compare, compare_results
+from .graph_recompute import IRFormatError, RecomputedOp, recomputed_ops
 from .runs import MindSporeGraphError, RunResult, run_mindspore, run_torch
 from .training import TrainingError, TrainingReport, compare_training
 from .weights import Transfer, WeightTransferError, transfer_weights
 
 __all__ = ["compare", "compare_results", "CompareReport", "CompareRow", "run_torch", "run_mindspore", "RunResult",
            "MindSporeGraphError", "transfer_weights", "Transfer", "WeightTransferError", "compare_training",
-           "TrainingReport", "TrainingError"]
+           "TrainingReport", "TrainingError", "recomputed_ops", "RecomputedOp", "IRFormatError"]
