@@ -104,7 +104,7 @@ from . import kink_replay
 from .kink_replay import MINDSPORE, NOUNS, TORCH
 from .memory import MEASURE, SavedTensors
 from .roundoff import FLOAT32_EPS, PROBE_ULPS, gradient_probe, probe_seeds, spread
-from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, _normalise_inputs, run_mindspore, run_torch
+from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, normalise_inputs, run_mindspore, run_torch
 from .tapes import Tapes
 
 # torch.testing.assert_close defaults (torch/testing/_comparison.py, _DTYPE_PRECISIONS)
@@ -937,7 +937,7 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     else:
         transfer = transfer_weights(ms_model, torch_model)
     name_map = dict(transfer.name_map)
-    _needs_grad(*_normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
+    _needs_grad(*normalise_inputs(inputs), grad_inputs)   # the caller's mistake, not a model's: raised as it is
     twin64, no_copy = float64_twin(torch_model, reference)
     # GRAPH mode compiles MindSpore's dropout, ReLU and max-pool into the graph: there nothing is recorded or replayed
     tapes = Tapes.for_pair(ms_mode, dropout, kinks)

@@ -13,6 +13,8 @@ layernorm_epsilon          LayerNorm epsilon not carried over (1e-3 instead of t
 batchnorm_momentum         BatchNorm momentum not converted (MindSpore's is 1 - torch's)        cross (buffers)
 layers_swapped             two transformer layers applied in the wrong order                    cross
 recompute_mark_dropped     the translated model lost its .recompute() mark                      memory
+graph_mark_dropped         the residual blocks' .recompute() marks lost (GRAPH mode)            graph-recompute
+graph_mark_misplaced       the mark put on the head Dense instead of the residual blocks        graph-recompute
 weight_not_transferred     one parameter left at its initial value                              cross
 sac_op_lost                the selective policy lost an op of its save list (bmm)              selective
 sac_policy_inverted        the policy's MUST_SAVE and PREFER_RECOMPUTE swapped                  selective
@@ -119,10 +121,16 @@ def _swap_layers(model):
     model.layers = nn.CellList([second, first])
 
 
-def _drop_recompute_mark(model, role):
-    if role != "recompute":
-        return model
-    return zoo.get("seed_fc").build_mindspore(recompute=False, form="cell", seed=SEED)
+def _unmarked(pair: str, form: str, then: Callable | None = None):
+    """The twin with recompute as the pair's plain twin (its marks lost), then ``then(twin)`` (a mark misplaced)."""
+    def build(model, role):
+        if role != "recompute":
+            return model
+        twin = zoo.get(pair).build_mindspore(recompute=False, form=form, seed=SEED)
+        if then is not None:
+            then(twin)
+        return twin
+    return build
 
 
 def _forget_a_weight(model):
@@ -172,6 +180,7 @@ def _cross(pair: str, *variants: str) -> tuple[Case, ...]:
 
 
 _SELECTIVE = (Case("selective_block", "selective", "policy", "cpu", "pynative"),)
+_GRAPH_RESNET = (Case("resnet_bn", "graph-recompute", "cell", "cpu", "graph"),)
 
 MUTANTS = (
     Mutant("gelu_approximate", "MindSpore's GELU built with approximate=True (tanh) where torch's is exact",
@@ -183,7 +192,12 @@ MUTANTS = (
     Mutant("layers_swapped", "the two transformer layers run in the wrong order on the MindSpore side",
            "transformer", _cross("transformer", "plain"), transfer=_swap_layers),
     Mutant("recompute_mark_dropped", "the MindSpore model lost its fc2.recompute() mark (Cell form)",
-           "seed_fc", (Case("seed_fc", "memory", "mindspore:cell", "cpu", "pynative"),), build=_drop_recompute_mark),
+           "seed_fc", (Case("seed_fc", "memory", "mindspore:cell", "cpu", "pynative"),),
+           build=_unmarked("seed_fc", "cell")),
+    Mutant("graph_mark_dropped", "the compiled MindSpore model lost the .recompute() marks _make_layer puts on its "
+           "residual blocks", "resnet_bn", _GRAPH_RESNET, build=_unmarked("resnet_bn", "cell")),
+    Mutant("graph_mark_misplaced", "the .recompute() mark put on the head Dense (fc) instead of the residual blocks",
+           "resnet_bn", _GRAPH_RESNET, build=_unmarked("resnet_bn", "cell", lambda twin: twin.fc.recompute())),
     Mutant("weight_not_transferred", "fc1.weight left at a fresh initial value instead of torch's",
            "seed_fc", _cross("seed_fc", "plain"), transfer=_forget_a_weight),
     Mutant("sac_op_lost", "the MindSpore twin's selective policy lost aten.bmm.default from its save list",

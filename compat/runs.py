@@ -221,7 +221,7 @@ def flatten_outputs(out: Any, is_tensor, prefix: str = "output") -> Iterator[tup
     yield from walk(out, prefix, ())
 
 
-def _normalise_inputs(inputs) -> tuple[list[Any], list[str] | None]:
+def normalise_inputs(inputs) -> tuple[list[Any], list[str] | None]:
     """(values, keys): keys is None for positional inputs."""
     if isinstance(inputs, np.ndarray):
         return [inputs], None
@@ -302,7 +302,7 @@ def run_torch(model, inputs, *, seed: int = 0, device: str = "cpu", grad_inputs=
 
     dev = torch.device(device)
     model.to(dev)
-    values, keys = _normalise_inputs(inputs)
+    values, keys = normalise_inputs(inputs)
     needs_grad = _needs_grad(values, keys, grad_inputs)
     result = RunResult(framework="torch", meta=_meta(torch.__version__, str(dev), "eager", model.training, seed))
     for p in model.parameters():
@@ -465,7 +465,7 @@ def run_mindspore(cell, inputs, *, seed: int = 0, mode: str = "pynative", name_m
 
     if mode not in MS_MODES:
         raise ValueError(f"mode must be {' or '.join(map(repr, MS_MODES))}, not {mode!r}")
-    values, keys = _normalise_inputs(inputs)
+    values, keys = normalise_inputs(inputs)
     previous_mode = ms.get_context("mode")
     result = RunResult(framework="mindspore", meta=_meta(ms.__version__, str(ms.get_context("device_target")), mode,
                                                          getattr(cell, "training", False), seed))

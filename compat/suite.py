@@ -29,6 +29,12 @@ selective              (e) pairs with a selective-checkpointing policy (Pair.sel
                        the policy saves the same ops, as many times, on both sides (MindSpore's ops named as
                        the torch ops they stand for, mappings/selective.yaml); bytes kept under the policy
                        within SELECTIVE_BYTES of torch's
+graph-recompute        (f) GRAPH mode, one MindSpore form: what the compiled gradient recomputes
+                       (compat.graph_recompute, read from the graph MindSpore saves): nothing without
+                       recompute; with it, operators under each module torch checkpoints
+                       (Pair.checkpointed); a region with none is a mark not taken (lost, on the wrong
+                       object, never called), unless the zoo records why (Pair.graph_unrecomputed:
+                       ``known``, and it must still hold)
 =====================  ==================================================================================
 
 Statuses: ``passed``; ``failed``; ``known`` (a difference the zoo records and explains: dropout masks that
@@ -67,12 +73,13 @@ from . import zoo
 from .compare import (CompareReport, PairRuns, compare_results, float64_twin, forward_context, judge_pair,
                       run_references)
 from .dispatch_log import OpsRun
+from .graph_recompute import recomputed_ops
 from .memory import MEASURE, SavedTensors
-from .runs import RunResult, load_arrays, run_mindspore, run_torch
+from .runs import RunResult, load_arrays, normalise_inputs, run_mindspore, run_torch
 from .tapes import Tapes
 from .weights import transfer_weights
 
-CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective")
+CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective", "graph-recompute")
 STATUSES = ("passed", "failed", "known", "skipped")
 SAME_FRAMEWORK = dict(rtol=1e-6, atol=1e-6)      # recompute must not change a value beyond float noise
 SEED = 0
@@ -173,6 +180,8 @@ def cases(pairs: Iterable[str] | None = None, devices: Iterable[str] | None = No
                         for form in pair.mindspore_forms]
             if "selective" in checks and pair.selective:
                 out.append(Case(pair.name, "selective", "policy", device, "pynative"))
+            if "graph-recompute" in checks and "graph" in ms_modes:
+                out += [Case(pair.name, "graph-recompute", form, device, "graph") for form in pair.mindspore_forms]
     return out
 
 
@@ -531,8 +540,58 @@ def _selective(pair, case, mutant, options):
     return Outcome(case, "passed", text, figures=figures)
 
 
+def _graph_recompute(pair, case, mutant, options):
+    target, why = mindspore_device(case.device)
+    if target is None:
+        return Outcome(case, "skipped", why)
+    if case.variant not in pair.graph_forms:
+        return Outcome(case, "skipped", _graph_reason(pair, case.variant))
+    import mindspore
+
+    values, keys = normalise_inputs(pair.make_inputs(SEED))
+    tensors = [mindspore.Tensor(v) if isinstance(v, np.ndarray) else v for v in values]
+    args, kwargs = (tensors, {}) if keys is None else ([], dict(zip(keys, tensors)))
+    seen = {recompute: recomputed_ops(_build_ms(pair, recompute, case.variant, mutant), *args, **kwargs)
+            for recompute in (False, True)}
+    regions = pair.checkpointed
+    by_scope: dict[str, list[str]] = {}
+    for op in seen[True]:
+        by_scope.setdefault(op.scope, []).append(f"{op.op} ({op.mark})")
+    missing = [r for r in regions if not any(_within(scope, r) for scope in by_scope)]
+    figures = {"form": case.variant, "checkpointed": list(regions), "recomputed": by_scope,
+               "outside": sorted(s for s in by_scope if not any(_within(s, r) for r in regions)),
+               "missing": missing, "ops": len(seen[True]), "ops_without_recompute": len(seen[False])}
+    shown = ", ".join(f"{scope or '(top)'}: {len(ops)}" for scope, ops in by_scope.items()) or "nothing"
+    if seen[False]:
+        return Outcome(case, "failed", f"the graph recomputes {len(seen[False])} operators without any recompute "
+                                       f"mark: {', '.join(map(str, seen[False]))}", figures=figures)
+    known = pair.graph_unrecomputed.get(case.variant)
+    if known:
+        if missing:
+            return Outcome(case, "known", f"nothing recomputed under {_listed(missing)}, as the zoo records: "
+                                          f"{known}", figures=figures)
+        return Outcome(case, "failed", f"the zoo records that GRAPH mode recomputes none of {_listed(regions)} "
+                                       f"({known}), but it recomputes {shown}: update the pair's graph_unrecomputed",
+                       figures=figures)
+    if missing:
+        return Outcome(case, "failed", f"recompute mark not taken: nothing recomputed under {_listed(missing)} "
+                                       f"(torch checkpoints {_listed(regions)}; the compiled graph recomputes "
+                                       f"{shown})", figures=figures)
+    return Outcome(case, "passed", f"{len(seen[True])} operators recomputed under {_listed(regions)} "
+                                   f"({shown})", figures=figures)
+
+
+def _listed(names, most: int = 6) -> str:
+    names = list(names)
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _within(scope: str, region: str) -> bool:
+    return scope == region or scope.startswith(region + ".")
+
+
 _RUNNERS = {"torch-recompute": _torch_recompute, "mindspore-recompute": _mindspore_recompute,
-            "cross": _cross, "memory": _memory, "selective": _selective}
+            "cross": _cross, "memory": _memory, "selective": _selective, "graph-recompute": _graph_recompute}
 
 
 # --------------------------------------------------------------------------------------------------- summaries
@@ -543,7 +602,8 @@ def summary_table(results: list[dict]) -> str:
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in results:
         groups.setdefault((r["pair"], r["check"]), []).append(r)
-    rows = [("pair", "check", *STATUSES, "memory: bytes kept plain/recompute, time overhead; selective: bytes")]
+    rows = [("pair", "check", *STATUSES,
+             "memory: bytes kept plain/recompute, time overhead; selective: bytes; graph-recompute: ops")]
     for (pair, check), group in sorted(groups.items()):
         notes = []
         for r in group:
@@ -555,6 +615,8 @@ def summary_table(results: list[dict]) -> str:
                     s = f[side]
                     notes.append(f"{side} {s['plain_bytes']:,}/{s['full_bytes']:,}/{s['policy_bytes']:,} "
                                  "none/whole/policy")
+            if check == "graph-recompute" and "ops" in f:
+                notes.append(f"{f['form']} {f['ops']} ops recomputed")
         rows.append((pair, check, *(str(sum(r["status"] == s for r in group)) for s in STATUSES),
                      "; ".join(notes)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]

@@ -164,10 +164,10 @@ def _num(x, spec=".3g") -> str:
 
 
 def _suite(doc: dict):
-    from_check = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective")
+    from_check = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective", "graph-recompute")
     statuses = ["passed", "failed", "known", "skipped"]
     results = doc["results"]
-    cases, hunts, memory, selective = [], [], [], []
+    cases, hunts, memory, selective, graph = [], [], [], [], []
     for r in results:
         if r.get("check") == "planted-bug":
             hunts.append(dict(variant=r.get("variant", ""), pair=r.get("pair", ""), status=r["status"],
@@ -211,6 +211,11 @@ def _suite(doc: dict):
                 selective.append(dict(pair=case["pair"], framework=side, plain=plain, full=full, policy=policy,
                                       ratio=f"{policy / plain:.3f}" if plain else "", ratio_value=policy / plain if plain
                                       else "", saved=saved, status=case["status"]))
+        if case["check"] == "graph-recompute" and isinstance(figures.get("recomputed"), dict):
+            graph.append(dict(pair=case["pair"], form=case["variant"], status=case["status"],
+                              ops=figures.get("ops", 0), regions=", ".join(figures.get("checkpointed") or ()),
+                              missing=", ".join(figures.get("missing") or ()),
+                              tree=_scope_tree(figures["recomputed"])))
         if "plain_bytes" in figures and "recompute_bytes" in figures:
             plain, rec = int(figures["plain_bytes"]), int(figures["recompute_bytes"])
             ratio, over = figures.get("ratio"), figures.get("time_overhead")
@@ -231,11 +236,33 @@ def _suite(doc: dict):
         cards.append(("planted bugs caught", f"{caught}/{len(hunts)}", None))
     meta = doc.get("meta") or {}
     model = dict(
-        results=results, cards=cards, cases=cases, hunts=hunts, memory=memory, selective=selective, catch_rate=catch,
+        results=results, cards=cards, cases=cases, hunts=hunts, memory=memory, selective=selective, graph=graph,
+        catch_rate=catch,
         statuses=statuses, checks=sorted({c["check"] for c in cases}), devices=sorted({c["device"] for c in cases}),
         groups=[dict(pair=p, check=k, counts=[v.count(s) for s in statuses]) for (p, k), v in sorted(groups.items())],
         plot=_plot(doc.get("depth_sweep")), machine=meta.get("machine", ""))
     return model, "recompat differential report"
+
+
+def _scope_tree(by_scope: dict) -> str:
+    """Recomputed operators by scope as an indented tree: one line per cell, its own operators beside it."""
+    def counted(ops):
+        counts: dict[str, int] = {}
+        for op in ops:
+            counts[op] = counts.get(op, 0) + 1
+        return ", ".join(f"{op} x{n}" if n > 1 else op for op, n in counts.items())
+
+    lines, shown = [], set()
+    for scope in sorted(by_scope, key=lambda s: s.split(".") if s else []):
+        parts = scope.split(".") if scope else []
+        for depth in range(1, len(parts)):               # the enclosing cells not shown yet
+            if tuple(parts[:depth]) not in shown:
+                shown.add(tuple(parts[:depth]))
+                lines.append("  " * (depth - 1) + parts[depth - 1])
+        shown.add(tuple(parts))
+        name = parts[-1] if parts else "(top)"
+        lines.append("  " * max(len(parts) - 1, 0) + f"{name}: {counted(by_scope[scope])}")
+    return "\n".join(lines)
 
 
 def _training_rows(report: dict) -> list[dict]:

@@ -139,14 +139,17 @@ def test_suite_report_expands_failures_filters_and_plots(browser, tmp_path):
     assert console_errors(browser) == []
     opened = browser.execute_script(
         "return Array.from(document.querySelectorAll('#cases details')).map(d => d.open);")
-    assert opened == [True, False, False, False, False], "failures expanded, the rest collapsed"
-    assert len(shown(browser, "#cases")) == 5
+    assert opened == [True, False, False, False, True, False], "failures expanded, the rest collapsed"
+    assert len(shown(browser, "#cases")) == 6
+    assert shown(browser, "#graph-recompute") == ["res"]
+    tree = browser.execute_script("return document.querySelector('#graph-recompute details').open;")
+    assert tree is False, "the scope tree is collapsed until asked for"
     assert shown(browser, "#selective") == ["sac", "sac"], "three figures per model and framework"
     type_filter(browser, "#selective", "mindspore")
     assert shown(browser, "#selective") == ["sac"]
     type_filter(browser, "#selective", "")
     choose(browser, "#cases", "status", "failed")
-    assert shown(browser, "#cases") == ["mlp"]
+    assert shown(browser, "#cases") == ["mlp", "res"]
     choose(browser, "#cases", "status", "")
     choose(browser, "#cases", "device", "gpu")
     assert shown(browser, "#cases") == ["conv"]

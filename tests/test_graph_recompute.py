@@ -127,9 +127,11 @@ def test_keyword_inputs():
     assert recomputed_ops(net, x_of(), scale=Tensor(2.0, ms.float32)) == whole_block("b1")
 
 
-def test_the_process_settings_are_put_back():
+def test_the_process_settings_are_put_back(monkeypatch):
     ms.set_context(save_graphs_path="keep-me")
+    monkeypatch.setenv("MS_DEV_DUMP_IR_PASSES", "mine")
     recomputed_ops(TwoBlocks(), x_of())
+    assert os.environ["MS_DEV_DUMP_IR_PASSES"] == "mine"
     assert ms.get_context("mode") == ms.PYNATIVE_MODE
     assert ms.get_context("save_graphs") == 0
     assert ms.get_context("save_graphs_path").endswith("keep-me")
@@ -169,9 +171,15 @@ def test_parser_reads_duplicated_nodes_and_ignores_what_it_does_not_know():
         NODE.format(n=4, op="Neg", attrs="duplicated: Bool(0)", scope="Default/forward-_Forward/net-Net/Neg-op0"),
         # without class names in scopes (reserve_class_name_in_scope=False), and an op of the cell itself
         NODE.format(n=5, op="Neg", attrs="duplicated: Bool(1)", scope="Default/forward/net/Neg-op1"),
+        # cloned with a region: a backward op's tuple accessor (plumbing, left out) and a backward-scoped op
+        NODE.format(n=6, op="TupleGetItem", attrs="duplicated: Bool(1)",
+                    scope="Gradients/recompute_Default/forward-_Forward/net-Net/bn-BatchNorm2d/Grad_BatchNorm/"
+                          "TupleGetItem-op0"),
+        NODE.format(n=7, op="Mul", attrs="duplicated: Bool(1)",
+                    scope="Gradients/recompute_Default/forward-_Forward/net-Net/bn-BatchNorm2d/Grad_BatchNorm/Mul-op2"),
     )
     assert parse_graph_ir(text) == [RecomputedOp("b1.fc1", "MatMul", "cell"), RecomputedOp("b2", "ReLU", "primitive"),
-                                    RecomputedOp("", "Neg", "primitive")]
+                                    RecomputedOp("", "Neg", "primitive"), RecomputedOp("bn", "Mul", "cell")]
 
 
 @pytest.mark.parametrize("text, problem", [

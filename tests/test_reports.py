@@ -71,6 +71,11 @@ def suite_doc(**extra) -> dict:
                                                     "saved": {"aten.mm.default": 6, "aten.relu.default": 0}},
                       "mindspore": {"plain_bytes": 67008, "full_bytes": 4800, "policy_bytes": 21184,
                                     "saved": {"aten.mm.default": 6}}}),
+        dict(base, pair="res", check="graph-recompute", variant="cell", id="res-graph-recompute-cell-cpu-graph",
+             ms_mode="graph", status="failed", message="recompute mark not taken: nothing recomputed under layer1.2",
+             figures={"form": "cell", "checkpointed": ["layer1.1", "layer1.2"], "missing": ["layer1.2"], "ops": 4,
+                      "recomputed": {"layer1.1.conv1": ["Conv2D (cell)", "Conv2D (cell)"],
+                                     "layer1.1": ["ReLU (cell)"], "": ["Mul (cell)"]}}),
         dict(base, pair="conv", check="mindspore-recompute", variant="cell", id="conv-mindspore-recompute-cell-gpu",
              device="gpu", status="skipped", message="no GPU here"),
         {"id": "planted-bug-gelu", "pair": "mlp", "check": "planted-bug", "variant": "gelu", "status": "caught",
@@ -171,6 +176,10 @@ def test_suite_report_expands_failures_and_collapses_passes(tmp_path):
     for figure in ("63,232", "4,864", "21,248", "67,008", "4,800", "21,184", "0.336", "aten.mm.default x6"):
         assert figure in selective
     assert "aten.relu.default" not in selective, "an op the policy saved no time is not listed"
+    graph = text[text.index('id="graph-recompute"'):text.index("<h2>Cases</h2>")]
+    assert "layer1.1, layer1.2" in graph and "<td class=\"mono\">layer1.2</td>" in graph
+    assert "(top): Mul (cell)\nlayer1\n  1: ReLU (cell)\n    conv1: Conv2D (cell) x2" in graph, \
+        "the scopes as a tree: each cell once, its operators counted"
     assert text.count("<polyline") == 4, "plain and recompute for each framework"
     assert "1 of 1 planted bugs caught" in text
 

@@ -27,6 +27,9 @@ form)``, and the forms each side supports:
   whole, for the suite's selective check.
 * ``graph_forms``: the MindSpore forms measured to compile and run in GRAPH mode on CPU with gradients equal to
   the plain graph (``graph_skip`` says why a pair has none; ``notes`` why a form is missing).
+* ``checkpointed``: the module paths the torch twin checkpoints (the MindSpore twin's cells have the same paths);
+  in GRAPH mode each must hold operators the compiled graph recomputes (compat.graph_recompute), unless
+  ``graph_unrecomputed`` records, per MindSpore form, the measured reason it recomputes none of them.
 
 The two twins are the same model: same layer order and the same parameter paths, so weights transfer by path
 (torch ``fc1.weight`` <-> MindSpore ``fc1.weight``; BatchNorm ``weight/bias/running_mean/running_var`` <->
@@ -88,6 +91,9 @@ class Pair:
     memory_ratio: float | None = None     # the least plain/recompute ratio of bytes kept the memory check accepts
     # selective checkpointing: framework -> (the form with a policy, the form recomputing the same blocks whole)
     selective: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # the module paths torch checkpoints, where GRAPH mode must recompute; per form, why it recomputes none of them
+    checkpointed: tuple[str, ...] = ()
+    graph_unrecomputed: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
     def build_torch(self, recompute: bool = True, form: str | None = None, seed: int = 0,
@@ -137,6 +143,11 @@ def register(pair: Pair) -> Pair:
     for form in pair.graph_forms:
         if form not in pair.mindspore_forms:
             raise ValueError(f"pair {pair.name!r}: graph form {form!r} is not one of its forms")
+    if pair.graph_forms and not pair.checkpointed:
+        raise ValueError(f"pair {pair.name!r} has graph forms but names no checkpointed modules")
+    if not set(pair.graph_unrecomputed) <= set(pair.graph_forms):
+        raise ValueError(f"pair {pair.name!r}: graph_unrecomputed names forms that are not graph forms: "
+                         f"{sorted(set(pair.graph_unrecomputed) - set(pair.graph_forms))}")
     for side, forms in pair.selective.items():
         known = pair.torch_forms if side == "torch" else pair.mindspore_forms
         if side not in ("torch", "mindspore") or not set(forms) <= set(known):

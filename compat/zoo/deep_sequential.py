@@ -69,6 +69,13 @@ class MsDeepSequential(msnn.Cell):
 
 register(Pair(
     name="deep_sequential",
+    checkpointed=tuple(f"seq.{i}" for i in range(2 * _DEEP // _SEGMENTS * (_SEGMENTS - 1))),
+    graph_unrecomputed={
+        "cell": "each layer is marked on its own, and each is a one-op cell whose output MindSpore's compiled graph "
+                "keeps: nothing is recomputed (torch's checkpoint_sequential recomputes whole segments; measured "
+                "with compat.graph_recompute)",
+        "compat": "compiled, compat.checkpoint_sequential recomputes layer by layer (see notes): one-op regions, "
+                  "nothing recomputed (measured with compat.graph_recompute)"},
     description=f"{_DEEP} Linear/Dense+ReLU layers ({2 * _DEEP} children) in one Sequential: torch "
                 f"checkpoint_sequential(seq, {_SEGMENTS}, x, use_reentrant=False); MindSpore the same call through "
                 "compat.checkpoint_sequential, the translator's recompute_sequential (mindspore.recompute of each "

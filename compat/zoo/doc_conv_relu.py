@@ -54,6 +54,12 @@ class MsDocConv(msnn.Cell):
 
 register(Pair(
     name="doc_conv_relu",
+    checkpointed=("conv",),
+    graph_unrecomputed=dict.fromkeys(
+        ("function", "cell", "compat"),
+        "the checkpointed region is one Conv2d, whose output MindSpore's compiled graph keeps (a region's own "
+        "output is never recomputed), and the ReLU after it needs only its own output: nothing is left to "
+        "recompute (measured with compat.graph_recompute)"),
     description="The mindspore.recompute doc example: MyCell(auto_prefix=False) with recompute(self.conv, x) "
                 "then ReLU; conv 2->2, kernel 2, pad_mode 'same' (the doc's default), no bias. torch: an explicit "
                 "(0, 1, 0, 1) pad (what 'same' does for an even kernel) and checkpoint(self.conv, x, "

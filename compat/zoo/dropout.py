@@ -93,6 +93,7 @@ _DROPOUT_NOTE = ("torch: checkpoint gradients equal the plain run (preserve_rng_
 
 register(Pair(
     name="dropout",
+    checkpointed=("block",),
     description="A block Dense-ReLU-nn.Dropout(p=0.5) between two Dense layers, recomputed: torch checkpoint(block, "
                 "h, use_reentrant=False) or compat.recompute_on_torch.recompute(block, h); MindSpore "
                 "block.recompute(), mindspore.recompute(block, h), or compat.checkpoint(block, h, "
@@ -120,6 +121,7 @@ register(Pair(
 
 register(Pair(
     name="dropout_functional",
+    checkpointed=("block",),
     description="The dropout pair with functional dropout: torch F.dropout(h, 0.5, self.training), MindSpore "
                 "ops.dropout(h, p=0.5, training=self.training) inside the recomputed block.",
     torch_factory=functools.partial(TorchDropoutNet, functional=True),

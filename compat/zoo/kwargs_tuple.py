@@ -83,6 +83,7 @@ class MsKwTuple(msnn.Cell):
 
 register(Pair(
     name="kwargs_tuple",
+    checkpointed=("block",),
     description="A block taking a tuple (a, b) and keyword arguments (mask=, scale=), returning a tuple; the model "
                 "returns a tuple too. torch checkpoint(block, (a, b), mask=m, scale=0.5, use_reentrant=False); "
                 "MindSpore mindspore.recompute(block, (a, b), mask=m, scale=0.5, use_reentrant=False), "

@@ -102,6 +102,7 @@ class MsNested(msnn.Cell):
 
 register(Pair(
     name="nested",
+    checkpointed=("outer",),
     description="A checkpointed block whose forward checkpoints an inner block: torch checkpoint(outer, x, "
                 "use_reentrant=False) around checkpoint(inner, h, use_reentrant=False); MindSpore nested "
                 "mindspore.recompute (reentrant inside reentrant), inner.recompute() then outer.recompute(), or "

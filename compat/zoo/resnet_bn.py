@@ -108,6 +108,7 @@ class MsResNet(msnn.Cell):
 
 register(Pair(
     name="resnet_bn",
+    checkpointed=("layer1.1", "layer1.2"),
     description="Residual blocks (conv-BN-relu-conv-BN + identity) built in a _make_layer loop; every block after "
                 "the first is recomputed: MindSpore resnet_block.recompute() in the loop (tutorial form), "
                 "mindspore.recompute(block, x) in construct, or compat.checkpoint; torch checkpoint(block, x, "

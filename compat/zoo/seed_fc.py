@@ -67,6 +67,12 @@ class MsSeedNet(msnn.Cell):
 
 register(Pair(
     name="seed_fc",
+    checkpointed=("fc2",),
+    graph_unrecomputed=dict.fromkeys(
+        ("cell", "function", "compat"),
+        "fc2 and the ReLU after it feed fc3, whose weight gradient is the first thing backward computes: recomputing "
+        "them would save nothing, and MindSpore's compiled graph leaves them out (measured with "
+        "compat.graph_recompute; a block one op further from the output is recomputed)"),
     description="The seeds' fc1/fc2/fc3 net: torch cp(self._checkpoint, x) around fc2+relu; MindSpore "
                 "fc2.recompute() + relu2.recompute() (seed form), mindspore.recompute(self._checkpoint, x, "
                 "use_reentrant=False) (a bound method: the reentrant form refuses it in PyNative), or the torch "

@@ -145,6 +145,7 @@ class MsModel(msnn.Cell):
 
 register(Pair(
     name="selective_block",
+    checkpointed=("layers.0", "layers.1"),
     description="Two Llama-style blocks (bias-free projections, matmul-softmax attention, SiLU MLP, LayerNorm), "
                 "each checkpointed with torchtitan's selective policy (save the matmuls, attention and max, "
                 "recompute every second mm): torch checkpoint(block, use_reentrant=False, context_fn=partial("

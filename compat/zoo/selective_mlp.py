@@ -90,6 +90,7 @@ class MsMlp(msnn.Cell):
 
 register(Pair(
     name="selective_mlp",
+    checkpointed=("block",),
     description="Linear-ReLU, then a block Linear-ReLU-Dropout(0.25)-Linear (all biased) checkpointed with the save "
                 "list [aten.addmm.default], then a Linear head: torch checkpoint(block, h, use_reentrant=False, "
                 "context_fn=partial(create_selective_checkpoint_contexts, [torch.ops.aten.addmm.default])); "

@@ -154,6 +154,7 @@ def _transformer_inputs(rng):
 
 register(Pair(
     name="transformer",
+    checkpointed=("layers.0", "layers.1"),
     description="Two pre-LN transformer layers (2-head attention with an additive padding mask, GELU MLP, "
                 "LayerNorm) over token embeddings, checkpointed per layer behind a gradient_checkpointing flag: "
                 "torch functools.partial(checkpoint, use_reentrant=False)(layer.__call__, hidden, mask) (Hugging "
@@ -170,5 +171,8 @@ register(Pair(
            "GELU is exact on both sides (MindSpore GELU(approximate=False)); LayerNorm epsilon 1e-5 on both.",
            "GRAPH mode: the compat form does not compile -- not the shim: GRAPH mode cannot compile the "
            "expression layer.__call__ (Cell.__call__ calls context functions construct may not call); "
-           "checkpoint(layer, ...) compiles."),
+           "checkpoint(layer, ...) compiles.",
+           "GRAPH mode: the function form recomputes each layer's attention but not its mlp (a SequentialCell, "
+           "which mindspore.recompute does not recompute when compiled); the cell form recomputes both (measured "
+           "with compat.graph_recompute)."),
 ))
