@@ -36,7 +36,7 @@ MARKS = ("cell", "primitive")
 
 _NODE = re.compile(r"^\s+%\d+\(.*?\)\s*=\s*(?P<op>[\w.:]+)\(")
 _SCOPE = re.compile(r"^\s*# Fullname with scope: \((?P<scope>[^)]*)\)")
-_DUPLICATED = re.compile(r"\bduplicated: Bool\(1\)")
+_DUPLICATED = re.compile(r"\bduplicated: (?:Bool\(1\)|true\b)")     # "true": the IR of MindSpore 1.x (seed 004)
 _OP_SEGMENT = re.compile(r"^(?P<op>\w+)-op\d+$")
 _CELL_PREFIX = "recompute_"
 _PASSES = "MS_DEV_DUMP_IR_PASSES"     # which passes' graphs MindSpore saves; read at each compile (2.10, measured)
@@ -92,6 +92,13 @@ def recomputed_ops(cell, *inputs, **kw_inputs) -> list[RecomputedOp]:
         else:
             os.environ[_PASSES] = passes
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def primitive_marks(cell) -> list[tuple[str, str]]:
+    """(scope, op name) of each operator ``cell`` and its sub-cells hold with a ``Primitive.recompute()`` mark."""
+    return [(scope, primitive.name) for scope, sub in cell.cells_and_names()
+            for primitive in sub._primitives.values()                # pylint: disable=protected-access
+            if primitive is not None and primitive.attrs.get("recompute") is True]
 
 
 def read_saved_graphs(folder: Path, *, what: str = "the cell") -> list[RecomputedOp]:

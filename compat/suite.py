@@ -32,9 +32,10 @@ selective              (e) pairs with a selective-checkpointing policy (Pair.sel
 graph-recompute        (f) GRAPH mode, one MindSpore form: what the compiled gradient recomputes
                        (compat.graph_recompute, read from the graph MindSpore saves): nothing without
                        recompute; with it, operators under each module torch checkpoints
-                       (Pair.checkpointed); a region with none is a mark not taken (lost, on the wrong
-                       object, never called), unless the zoo records why (Pair.graph_unrecomputed:
-                       ``known``, and it must still hold)
+                       (Pair.checkpointed) and each op the twin marks itself (Primitive.recompute());
+                       a region or op with none is a mark not taken (lost, on the wrong object, never
+                       called), unless the zoo records why (Pair.graph_unrecomputed: ``known``, and it
+                       must still hold)
 =====================  ==================================================================================
 
 Statuses: ``passed``; ``failed``; ``known`` (a difference the zoo records and explains: dropout masks that
@@ -73,7 +74,7 @@ from . import zoo
 from .compare import (CompareReport, PairRuns, compare_results, float64_twin, forward_context, judge_pair,
                       run_references)
 from .dispatch_log import OpsRun
-from .graph_recompute import recomputed_ops
+from .graph_recompute import primitive_marks, recomputed_ops
 from .memory import MEASURE, SavedTensors
 from .runs import RunResult, load_arrays, normalise_inputs, run_mindspore, run_torch
 from .tapes import Tapes
@@ -551,13 +552,19 @@ def _graph_recompute(pair, case, mutant, options):
     values, keys = normalise_inputs(pair.make_inputs(SEED))
     tensors = [mindspore.Tensor(v) if isinstance(v, np.ndarray) else v for v in values]
     args, kwargs = (tensors, {}) if keys is None else ([], dict(zip(keys, tensors)))
-    seen = {recompute: recomputed_ops(_build_ms(pair, recompute, case.variant, mutant), *args, **kwargs)
-            for recompute in (False, True)}
+    seen, marked_ops = {}, []
+    for recompute in (False, True):
+        cell = _build_ms(pair, recompute, case.variant, mutant)
+        if recompute:
+            marked_ops = primitive_marks(cell)
+        seen[recompute] = recomputed_ops(cell, *args, **kwargs)
     regions = pair.checkpointed
     by_scope: dict[str, list[str]] = {}
     for op in seen[True]:
         by_scope.setdefault(op.scope, []).append(f"{op.op} ({op.mark})")
     missing = [r for r in regions if not any(_within(scope, r) for scope in by_scope)]
+    missing += [f"{scope or '(top)'}/{name} (op mark)" for scope, name in marked_ops
+                if not any(op.scope == scope and op.op == name for op in seen[True])]
     figures = {"form": case.variant, "checkpointed": list(regions), "recomputed": by_scope,
                "outside": sorted(s for s in by_scope if not any(_within(s, r) for r in regions)),
                "missing": missing, "ops": len(seen[True]), "ops_without_recompute": len(seen[False])}

@@ -123,7 +123,8 @@ _TEXT = {
         "support_intro": "MindSpore has no such function: the translation adds this one to the file (once) and "
                          "calls it.",
         "related": "Related pages",
-        "guide": "What the differential suite found under recompute (BatchNorm statistics, dropout masks): "
+        "guide": "What the differential suite found under recompute (BatchNorm statistics, dropout masks, what GRAPH "
+                 "mode really recomputes): "
                  "[Behaviours under recompute](../behaviours.md) (English).",
         "consistent": "Consistent",
         "differs": "Differs: {parts}",
@@ -251,7 +252,7 @@ _TEXT = {
         "ops_composite": "torch 的算子分发看不到 `{op}`:它以 {runs_as} 运行。",
         "support_intro": "MindSpore 没有这个函数:翻译时 recompat 在文件中加入下面的函数(只加一次)并调用它。",
         "related": "相关页面",
-        "guide": "差分测试在重计算下发现的行为(BatchNorm 统计量、dropout 掩码)详见"
+        "guide": "差分测试在重计算下发现的行为(BatchNorm 统计量、dropout 掩码、GRAPH 模式实际重计算的算子)详见"
                  "[Behaviours under recompute](../behaviours.md)(英文)。",
         "consistent": "一致",
         "differs": "有差异:{parts}",

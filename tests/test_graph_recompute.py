@@ -182,6 +182,15 @@ def test_parser_reads_duplicated_nodes_and_ignores_what_it_does_not_know():
                                     RecomputedOp("", "Neg", "primitive"), RecomputedOp("bn", "Mul", "cell")]
 
 
+def test_parser_reads_the_older_spelling_of_the_seed_tutorial():
+    # MindSpore 1.6's graphs (the recompute tutorial, seed 004) spell the attribute "duplicated: true"
+    text = graph_text(NODE.format(n=1, op="Conv2D", attrs="need_cse_after_recompute: true, duplicated: true",
+                                  scope="recompute_Default/forward-_Forward/net-ResNet/layer1-SequentialCell/"
+                                        "1-ResidualBlock/conv2-Conv2d/Conv2D-op7"),
+                      NODE.format(n=2, op="Conv2D", attrs="duplicated: trueish", scope="Default/Conv2D-op8"))
+    assert parse_graph_ir(text) == [RecomputedOp("layer1.1.conv2", "Conv2D", "cell")]
+
+
 @pytest.mark.parametrize("text, problem", [
     ("nothing MindSpore would write\n", "0 operator lines and 0 scope lines"),
     (graph_text(NODE.format(n=1, op="ReLU", attrs="duplicated: Bool(1)", scope="x").replace("# Fullname", "# Name")),
@@ -204,6 +213,27 @@ def test_a_folder_without_a_final_graph_is_an_error(tmp_path):
 
 
 # --------------------------------------------------------------------------- MindSpore 2.10 facts it rests on
+
+def test_fact_a_primitive_mark_acts_in_graph_mode_only():
+    # PyNative: backward does not run a marked ReLU again (it runs ReLU once, as unmarked), while Cell.recompute()
+    # runs the block again; compiled, the graph runs the marked ReLU again (test_a_primitive_mark_...).
+    from recompat.compat.dispatch_log import OpsRun
+
+    def relu_runs(mark):
+        net = TwoBlocks()
+        mark(net)
+        grad = ms.value_and_grad(net, grad_position=0, weights=net.trainable_params())
+        with OpsRun("mindspore") as ran:
+            grad(x_of())
+        return ran.counts["ReLU"]
+
+    unmarked = relu_runs(lambda net: None)
+    assert relu_runs(lambda net: net.b1.relu.recompute()) == unmarked == 2
+    assert relu_runs(lambda net: net.b1.recompute()) == unmarked + 1
+    marked = TwoBlocks()
+    marked.b1.relu.recompute()
+    assert recomputed_ops(marked, x_of()) == [RecomputedOp("b1", "ReLU", "primitive")]
+
 
 def test_fact_a_primitive_mark_shadows_its_recompute_method():
     # Primitive.recompute() stores the mark as an attribute of the same name: undoing it by a second call fails.

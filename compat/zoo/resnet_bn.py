@@ -4,6 +4,7 @@ from __future__ import annotations
 import mindspore
 import torch.nn.functional as F
 from mindspore import nn as msnn
+from mindspore import ops as msops
 from torch import nn as tnn
 from torch.utils.checkpoint import checkpoint
 
@@ -71,13 +72,16 @@ class MsResidualBlock(msnn.Cell):
 
 
 class MsResNet(msnn.Cell):
-    """The MindSpore recompute tutorial's ResNet: ``resnet_block.recompute()`` inside ``_make_layer``."""
+    """The MindSpore recompute tutorial's ResNet: ``self.relu = ops.ReLU(); self.relu.recompute()`` on the stem's
+    ReLU (an op-level mark, GRAPH mode only) and ``resnet_block.recompute()`` inside ``_make_layer``."""
 
     def __init__(self, recompute=True, form="cell", blocks=3, channels=8):
         super().__init__()
         self.conv = ms_conv(3, channels, 3, padding=1)
         self.bn = ms_bn(channels)
-        self.relu = msnn.ReLU()
+        self.relu = msops.ReLU()
+        if recompute and form == "cell":
+            self.relu.recompute()
         self.layer1 = self._make_layer(blocks, channels, mark=recompute and form == "cell")
         self.fc = msnn.Dense(channels, 4)
         self.function_form = recompute and form == "function"
@@ -110,7 +114,8 @@ register(Pair(
     name="resnet_bn",
     checkpointed=("layer1.1", "layer1.2"),
     description="Residual blocks (conv-BN-relu-conv-BN + identity) built in a _make_layer loop; every block after "
-                "the first is recomputed: MindSpore resnet_block.recompute() in the loop (tutorial form), "
+                "the first is recomputed: MindSpore resnet_block.recompute() in the loop and the stem's "
+                "ops.ReLU().recompute() (the recompute tutorial's configuration, seed 004), "
                 "mindspore.recompute(block, x) in construct, or compat.checkpoint; torch checkpoint(block, x, "
                 "use_reentrant=False) for the same blocks, or compat.recompute_on_torch.mark_recompute(block) in the "
                 "loop.",
@@ -120,5 +125,7 @@ register(Pair(
     graph_forms=("cell", "function", "compat"),
     updated_twice=("layer1.1.bn1", "layer1.1.bn2", "layer1.2.bn1", "layer1.2.bn2"),
     notes=(BN_NOTE, "The first block of the layer is not recomputed (as in the tutorial), on both sides, so the "
-                     "statistics of the two frameworks agree with recompute on."),
+                     "statistics of the two frameworks agree with recompute on.",
+           "The stem ReLU's op-level mark (cell form) acts in GRAPH mode only: there the compiled graph recomputes it "
+           "(compat.graph_recompute); torch has no op-level mark, and the torch twin checkpoints the blocks only."),
 ))
