@@ -648,6 +648,19 @@ def test_k_graph_mode_recompute_inside_construct(graph, cls):
     assert_same(grads(_graph_net(cls, ref), x), grads(ref, x))
 
 
+def test_k_tensor_transpose_of_two_axes_is_torchs_in_pynative_only(graph):
+    # x.transpose(1, 2) swaps two axes in PyNative (torch's meaning); compiled, it is read as a permutation
+    class Swap(nn.Cell):
+        def construct(self, x):
+            return x.transpose(1, 2)
+
+    x = Tensor(np.zeros((2, 3, 4), np.float32))
+    with pytest.raises(ValueError, match="the number of axes must be equal to the dimension"):
+        Swap()(x)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert Swap()(x).shape == (2, 4, 3)
+
+
 # --------------------------------------------------------------------------- l. torch side
 
 def test_l_torch_checkpoint_without_use_reentrant_warns_and_is_reentrant():

@@ -264,6 +264,28 @@ def test_fact_a_mark_on_an_op_the_backward_needs_first_is_not_taken():
     assert recomputed_ops(net, x_of(), scale=Tensor(2.0, ms.float32)) == [RecomputedOp("b2", "ReLU", "primitive")]
 
 
+def test_fact_a_partial_of_mindspore_recompute_does_not_compile():
+    # Hugging Face's self._gradient_checkpointing_func = functools.partial(checkpoint, ...), translated
+    import functools
+
+    class Partial(nn.Cell):
+        def __init__(self, partial):
+            super().__init__()
+            self.b1 = Block()
+            self.norm = nn.LayerNorm((4,), epsilon=1e-5)
+            self.partial = partial
+            self.recompute = functools.partial(ms.recompute, use_reentrant=False, early_stop=False)
+
+        def construct(self, x):
+            h = self.recompute(self.b1, x) if self.partial else ms.recompute(self.b1, x, use_reentrant=False,
+                                                                                early_stop=False)
+            return self.norm(h) * 2
+
+    assert recomputed_ops(Partial(False), x_of()) == whole_block("b1")
+    with pytest.raises(MindSporeGraphError, match="could not compile"):
+        recomputed_ops(Partial(True), x_of())
+
+
 def test_fact_the_function_form_on_a_sequentialcell_recomputes_nothing_in_graph_mode():
     class Seq(nn.Cell):
         def __init__(self):
