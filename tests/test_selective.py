@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import functools
+import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -54,6 +56,33 @@ def test_probe_runs_the_torch_op_on_torch_and_shows_it_on_mindspore(entry, probe
              **{k: mindspore.Tensor(v) for k, v in arrays.items()}}
     seen = _seen_by_policy(lambda: eval(probe["mindspore"], scope))
     assert Op(entry.torch) in seen, f"{probe['mindspore']} showed a policy {seen}, not {entry.torch}"
+
+
+CUDA_OPS = Path(__file__).parent / "data" / "cuda_ops"      # record.py's probes and what a GPU machine recorded
+CUDA_RECORDED = json.loads((CUDA_OPS / "recorded.json").read_text(encoding="utf-8"))
+
+
+def test_the_cuda_recording_covers_the_probes_of_the_data():
+    probes = json.loads((CUDA_OPS / "probes.json").read_text(encoding="utf-8"))
+    of_data = [(f"{e.torch}-{i}", p["torch"], e.torch) for e in DATA.ops for i, p in enumerate(e.probes)]
+    assert [(p["id"], p["torch"], p["expect"]) for p in probes if not p["id"].endswith("-cuda")] == of_data, \
+        "selective.yaml's probes changed: update probes.json and record again on a GPU (tests/data/cuda_ops/record.py)"
+    cuda_only = {p["expect"] for p in probes if p["id"].endswith("-cuda")}
+    assert cuda_only <= {e.torch for e in DATA.ops if e.unprobed}, "a CUDA probe for an op the CPU probes cover"
+    assert [p["id"] for p in CUDA_RECORDED["probes"]] == [p["id"] for p in probes]
+    assert CUDA_RECORDED["cuda"] and "cpu" not in CUDA_RECORDED["device"].lower()
+
+
+@pytest.mark.parametrize("probe", CUDA_RECORDED["probes"], ids=lambda p: p["id"])
+def test_on_cuda_each_probe_dispatches_its_torch_op_and_no_composite(probe):
+    """Recorded on a GPU machine (torch with CUDA there; see recorded.json for its versions)."""
+    assert "error" not in probe, probe.get("error")
+    assert probe["expect"] in probe["forward"], f"{probe['torch']} ran {probe['forward']} on CUDA"
+    ran = set(probe["forward"]) | set(probe["backward"])
+    assert not ran & set(DATA.composite), f"a composite reached CUDA dispatch: {ran & set(DATA.composite)}"
+    for composite, runs_as in DATA.composite.items():
+        if composite.split(".")[1] + "(" in probe["torch"]:             # the probe calls it: linear(, matmul(
+            assert ran & set(runs_as), f"{composite} ran as {sorted(ran)}, none of {runs_as}"
 
 
 def test_every_mindspore_op_the_data_names_is_a_mindspore_primitive():
