@@ -23,11 +23,12 @@ Parts (one module each):
 """
 
 from .compare import CompareReport, CompareRow, compare, compare_results
-from .graph_recompute import IRFormatError, RecomputedOp, recomputed_ops
+from .graph_recompute import IRFormatError, PythonFallbackError, RecomputedOp, recomputed_ops
 from .runs import MindSporeGraphError, RunResult, run_mindspore, run_torch
 from .training import TrainingError, TrainingReport, compare_training
 from .weights import Transfer, WeightTransferError, transfer_weights
 
 __all__ = ["compare", "compare_results", "CompareReport", "CompareRow", "run_torch", "run_mindspore", "RunResult",
            "MindSporeGraphError", "transfer_weights", "Transfer", "WeightTransferError", "compare_training",
-           "TrainingReport", "TrainingError", "recomputed_ops", "RecomputedOp", "IRFormatError"]
+           "TrainingReport", "TrainingError", "recomputed_ops", "RecomputedOp", "IRFormatError",
+           "PythonFallbackError"]

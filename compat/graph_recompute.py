@@ -15,7 +15,8 @@ a cell mark (``Cell.recompute()``, ``mindspore.recompute``) put it there. The ce
 
 The IR text is MindSpore's own and undocumented: the parser reads only the node lines, ``duplicated`` and the
 scope line, ignores every other attribute, and raises :class:`IRFormatError` (never an empty answer) where the
-graph does not look as it did on the versions in ``CHECKED_ON``.
+graph does not look as it did on the versions in ``CHECKED_ON``, and :class:`PythonFallbackError` where GRAPH mode
+ran part of the cell as Python (a ``PyExecute`` node: what it recomputes is not in the graph).
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ _SCOPE = re.compile(r"^\s*# Fullname with scope: \((?P<scope>[^)]*)\)")
 _DUPLICATED = re.compile(r"\bduplicated: (?:Bool\(1\)|true\b)")     # "true": the IR of MindSpore 1.x (seed 004)
 _OP_SEGMENT = re.compile(r"^(?P<op>\w+)-op\d+$")
 _CELL_PREFIX = "recompute_"
+_FALLBACK = "PyExecute"       # GRAPH mode's node for code it runs as Python (JIT fallback)
 _PASSES = "MS_DEV_DUMP_IR_PASSES"     # which passes' graphs MindSpore saves; read at each compile (2.10, measured)
 _BACKWARD_PREFIX = "Gradients/"       # a backward op's scope: Gradients/<forward scope>/Grad_<Op>/<op>-opN
 # graph plumbing, not computation: a recomputed region's tuple accessors and ordering nodes are cloned with it
@@ -47,6 +49,10 @@ STRUCTURAL = frozenset({"TupleGetItem", "MakeTuple", "Depend", "UpdateState", "L
 
 class IRFormatError(RuntimeError):
     """The saved graph does not read as the parser expects (a MindSpore version it was not checked on)."""
+
+
+class PythonFallbackError(MindSporeGraphError):
+    """GRAPH mode compiled part of the cell to a Python fallback node: its operators are not in the graph."""
 
 
 @dataclass(frozen=True, order=True)
@@ -119,29 +125,37 @@ def read_saved_graphs(folder: Path, *, what: str = "the cell") -> list[Recompute
 def parse_graph_ir(text: str, *, source: str = "the graph", root: tuple[str, ...] = WRAPPED_AS) -> list[RecomputedOp]:
     """The operators marked ``duplicated`` in one saved graph's text, scoped below the cell ``root`` names."""
     found: list[RecomputedOp] = []
+    fallbacks: list[str] = []
     nodes = scopes = 0
-    pending: tuple[str, int] | None = None        # (op, line) of a duplicated node waiting for its scope line
+    pending: tuple[str, int, bool] | None = None    # (op, line, duplicated) of the node waiting for its scope line
     for number, line in enumerate(text.splitlines(), 1):
         node = _NODE.match(line)
         if node:
-            if pending:
+            if pending and pending[2]:
                 raise _format_error(source, pending[1], "a recomputed node has no '# Fullname with scope:' line")
             nodes += 1
-            if _DUPLICATED.search(line):
-                pending = (node["op"], number)
+            pending = (node["op"], number, bool(_DUPLICATED.search(line)))
             continue
         scope = _SCOPE.match(line)
         if scope:
             scopes += 1
-            if pending:
+            if pending and pending[0] == _FALLBACK:
+                fallbacks.append(scope["scope"])
+            elif pending and pending[2]:
                 op = _recomputed(scope["scope"], source, number, root)
                 if op.op not in STRUCTURAL:
                     found.append(op)
-                pending = None
-    if pending:
+            pending = None
+    if pending and pending[2]:
         raise _format_error(source, pending[1], "a recomputed node has no '# Fullname with scope:' line")
     if not nodes or not scopes:
         raise _format_error(source, 0, f"{nodes} operator lines and {scopes} scope lines were found")
+    if fallbacks:
+        raise PythonFallbackError(
+            f"GRAPH mode did not compile all of the cell: {len(fallbacks)} part(s) run as Python ({_FALLBACK} at "
+            f"{', '.join(sorted(set(fallbacks))[:3])}), and what Python runs is not in the graph, so what it "
+            f"recomputes cannot be read ({source}). Make those parts compile (MindSpore's jit_syntax_level=STRICT "
+            f"names the construct it falls back on)")
     return found
 
 

@@ -17,7 +17,8 @@ import mindspore as ms
 from mindspore import Tensor, nn, ops
 
 from recompat.compat import recomputed_ops
-from recompat.compat.graph_recompute import IRFormatError, RecomputedOp, parse_graph_ir, read_saved_graphs
+from recompat.compat.graph_recompute import (IRFormatError, PythonFallbackError, RecomputedOp, parse_graph_ir,
+                                             read_saved_graphs)
 from recompat.compat.runs import MindSporeGraphError
 
 pytestmark = pytest.mark.runtime
@@ -204,6 +205,31 @@ def test_parser_refuses_text_it_does_not_recognise(text, problem):
     with pytest.raises(IRFormatError, match="MindSpore 2.10") as err:
         parse_graph_ir(text, source="graph_build_0_0001.ir")
     assert problem in str(err.value) and "graph_build_0_0001.ir" in str(err.value)
+
+
+def test_a_cell_run_as_python_is_an_error_not_an_empty_answer():
+    text = graph_text(NODE.format(n=1, op="ReLU", attrs="", scope="Default/forward-_Forward/net-Net/ReLU-op0"),
+                      NODE.format(n=2, op="X", attrs="", scope="Default/forward-_Forward/net-Net/model-SequentialCell/"
+                                                              "PyExecute-op0").replace("PrimFunc_X", "PyExecute"))
+    with pytest.raises(PythonFallbackError, match=r"1 part\(s\) run as Python \(PyExecute at Default/.*model-Seq"):
+        parse_graph_ir(text)
+
+
+def test_fact_typing_cast_makes_graph_mode_run_the_cell_as_python():
+    # what the translator's typing.cast marker (mappings/markers.yaml) avoids: MONAI's checkpoint wrapper returns
+    # cast(Tensor, checkpoint(...)), and GRAPH mode then compiles none of the network
+    from typing import cast
+
+    class Cast(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.b1 = Block()
+
+        def construct(self, x):
+            return cast(Tensor, ms.recompute(self.b1, x)) * 2
+
+    with pytest.raises(PythonFallbackError):
+        recomputed_ops(Cast(), x_of())
 
 
 def test_a_folder_without_a_final_graph_is_an_error(tmp_path):

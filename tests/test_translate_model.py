@@ -422,10 +422,11 @@ def test_a_layer_class_passed_as_a_value_takes_torchs_arguments_where_it_is_call
     assert "functools.partial(torch_signature(nn.Dense, 'torch.nn.Linear'), bias=False)" in out
     assert "def __init__(self, act=torch_signature(nn.ReLU, 'torch.nn.ReLU')):" in out
     assert "from recompat.runtime import torch_signature\n" in out
-    # a type is no call: base classes, annotations, isinstance, issubclass and typing.cast keep the class itself
+    # a type is no call: base classes, annotations, isinstance and issubclass keep the class itself
     assert "class Net(nn.Cell):" in out and "def construct(self, x: nn.Dense) -> nn.Cell:" in out
     assert "isinstance(x, (nn.Dense, nn.Conv2d)) or issubclass(type(x), nn.Dense)" in out
-    assert "return cast(mindspore.Tensor, x) + typing.cast(nn.Dense, x)" in out
+    # typing.cast is a marker (GRAPH mode cannot compile it): replaced by the value it casts
+    assert "return x + x" in out and codes.count("RC312") == 2
     assert codes.count("RC313") == 4 and not [s for s in r.sites if s.status != "converted"]
 
 
