@@ -223,9 +223,7 @@ def test_zoo_torch_twin_translated_to_mindspore_passes_compare(name, variant, tm
 TRANSLATED_FORM = "function"      # torch's checkpoint(block, ...) translates to mindspore.recompute(block, ...)
 _PARTIAL = ("Hugging Face's functools.partial(checkpoint, ...) translates to functools.partial(mindspore.recompute, "
             "...), which MindSpore 2.10 cannot compile when construct calls it (pinned in test_graph_recompute.py)")
-_TRANSPOSE = ("torch's x.transpose(1, 2) is kept as the Tensor method, which MindSpore 2.10 takes as torch's in "
-              "PyNative but as a permutation when compiled (pinned in test_framework_facts.py)")
-_GRAPH_FAILS = {"transformer": _PARTIAL, "selective_block": _TRANSPOSE}
+_GRAPH_FAILS = {"transformer": _PARTIAL}
 _GRAPH_CASES = [pytest.param(p.name, marks=[pytest.mark.xfail(raises=MindSporeGraphError, strict=True,
                                                               reason=_GRAPH_FAILS[p.name])]
                              if p.name in _GRAPH_FAILS else []) for p in zoo.pairs()

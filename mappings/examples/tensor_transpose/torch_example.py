@@ -1,4 +1,4 @@
-"""t.transpose swaps two axes on both sides."""
+"""t.transpose swaps two axes; MindSpore's t.swapaxes does in every mode (its t.transpose only in PyNative)."""
 import numpy as np
 import torch
 from torch import nn
