@@ -312,16 +312,49 @@ def test_fact_a_partial_of_mindspore_recompute_does_not_compile():
         recomputed_ops(Partial(True), x_of())
 
 
-def test_fact_the_function_form_on_a_sequentialcell_recomputes_nothing_in_graph_mode():
-    class Seq(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.seq = nn.SequentialCell(Block(), Block())
+class _Holder(nn.Cell):
+    def __init__(self, child):
+        super().__init__()
+        self.child = child
 
-        def construct(self, x):
-            return ms.recompute(self.seq, x)
+    def construct(self, x):
+        return self.child(x)
 
-    assert recomputed_ops(Seq(), x_of()) == []
-    net = Seq()
-    net.seq.recompute()
-    assert recomputed_ops(net, x_of()) != []
+
+class _Loop(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.CellList([Block(), Block()])
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class _Recomputed(nn.Cell):
+    """mindspore.recompute(inner, x) inside construct, a layer after it (so backward does not need it first)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.head = nn.Dense(4, 4)
+
+    def construct(self, x):
+        return self.head(ms.recompute(self.inner, x)) * 2
+
+
+@pytest.mark.parametrize("make, recomputed", [
+    (Block, True),
+    (lambda: _Holder(_Holder(Block())), True),                    # nesting keeps the mark
+    (lambda: nn.SequentialCell(Block(), Block()), False),          # a SequentialCell loses it
+    (lambda: _Holder(nn.SequentialCell(Block())), False),          # ... anywhere inside
+    (_Loop, False),                                                # and so does a loop over a CellList
+], ids=["block", "nested", "sequentialcell", "sequentialcell-inside", "celllist-loop"])
+def test_fact_the_function_form_loses_its_mark_on_cells_run_in_a_loop(make, recomputed):
+    # GRAPH mode: mindspore.recompute(block, x) recomputes nothing of cells a loop runs (SequentialCell's
+    # construct is one); Cell.recompute() on the same block does
+    assert bool(recomputed_ops(_Recomputed(make()), x_of())) is recomputed
+    marked = _Recomputed(make())
+    marked.inner.recompute()
+    assert recomputed_ops(marked, x_of()) != []

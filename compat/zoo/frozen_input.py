@@ -55,8 +55,9 @@ register(Pair(
     checkpointed=("block",),
     graph_unrecomputed=dict.fromkeys(
         ("function", "compat"),
-        "mindspore.recompute of a SequentialCell recomputes nothing in GRAPH mode (MindSpore 2.10; measured with "
-        "compat.graph_recompute, pinned in tests/test_graph_recompute.py); Cell.recompute() on it does (the cell form)"),
+        "mindspore.recompute of a SequentialCell (its construct loops over its cells) recomputes nothing in GRAPH mode "
+        "(MindSpore 2.10; measured with compat.graph_recompute, pinned in tests/test_graph_recompute.py); "
+        "Cell.recompute() on it does (the cell form)"),
     description="The first block of a model, fed raw data that needs no gradient, recomputed: torch "
                 "checkpoint(block, x, use_reentrant=False) or compat.recompute_on_torch.recompute(block, x); "
                 "MindSpore mindspore.recompute(block, x) (reentrant), block.recompute(), or compat.checkpoint.",
