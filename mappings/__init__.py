@@ -83,6 +83,7 @@ class Entry:
     summary: dict
     params: tuple[Param, ...]
     support_code: str | None = None
+    partial_support_code: str | None = None   # what functools.partial(<this API>, ...) becomes (a function it adds)
     source: str = "torch"             # the framework translated from; params list that side's parameters
     form: str | None = None           # core API set: how the call's shape changes (list_args, size_args, ...)
     proven: bool = False              # its paired example passed (examples/<id>/output.txt): translated only then

@@ -336,10 +336,14 @@ def _holder_assignments(tree: ast.AST) -> list[ast.Assign]:
 
 
 def _other_lines(text: str, tree: ast.Module, calls: list[ast.Call]) -> list[str]:
-    """Lines outside every call site, holder assignment and import statement."""
-    nodes = [*calls, *_holder_assignments(tree),
+    """Lines outside every call site, holder assignment, import statement and function the translation added
+    (support code, with the two blank lines it brings)."""
+    added = [s for s in tree.body if isinstance(s, ast.FunctionDef)
+             and "added by recompat" in (ast.get_docstring(s) or "")]
+    nodes = [*calls, *_holder_assignments(tree), *added,
              *(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))]
     skip = {line for n in nodes for line in range(n.lineno, n.end_lineno + 1)}
+    skip |= {line for s in added for line in (s.lineno - 1, s.lineno - 2)}
     return [line for i, line in enumerate(text.splitlines(), 1) if i not in skip]
 
 
@@ -644,7 +648,7 @@ def test_bug3_early_stop_through_a_non_reentrant_partial():
         def f(g, x):
             return ckpt(g, x, early_stop=True)
     """)
-    assert "ckpt = functools.partial(mindspore.recompute, use_reentrant=False, early_stop=False)" in out
+    assert "ckpt = recompute_partial(mindspore.recompute, use_reentrant=False, early_stop=False)" in out
     # the call's own early_stop=True overrides the partial's False: MindSpore 2.10 crashes (RC117)
     assert "return ckpt(g, x, early_stop=False)" in out
 

@@ -36,7 +36,7 @@ import pytest
 import mindspore as ms
 
 from recompat.compat import compare, recomputed_ops, zoo
-from recompat.compat.runs import MindSporeGraphError, normalise_inputs
+from recompat.compat.runs import normalise_inputs
 from recompat.compat.seeds import code_blocks
 from recompat.translator.translate import translate_bytes
 
@@ -221,13 +221,7 @@ def test_zoo_torch_twin_translated_to_mindspore_passes_compare(name, variant, tm
 # --------------------------------------------------------------------------- zoo: torch -> MindSpore, GRAPH mode
 
 TRANSLATED_FORM = "function"      # torch's checkpoint(block, ...) translates to mindspore.recompute(block, ...)
-_PARTIAL = ("Hugging Face's functools.partial(checkpoint, ...) translates to functools.partial(mindspore.recompute, "
-            "...), which MindSpore 2.10 cannot compile when construct calls it (pinned in test_graph_recompute.py)")
-_GRAPH_FAILS = {"transformer": _PARTIAL}
-_GRAPH_CASES = [pytest.param(p.name, marks=[pytest.mark.xfail(raises=MindSporeGraphError, strict=True,
-                                                              reason=_GRAPH_FAILS[p.name])]
-                             if p.name in _GRAPH_FAILS else []) for p in zoo.pairs()
-                if TRANSLATED_FORM in p.graph_forms]
+_GRAPH_CASES = [p.name for p in zoo.pairs() if TRANSLATED_FORM in p.graph_forms]
 
 
 @pytest.mark.parametrize("name", _GRAPH_CASES)

@@ -211,7 +211,7 @@ class TorchToMindSpore(SiteLog):
         self.wrapper_partials: dict[str, tuple[ast.Call, Entry]] = {}
         self.api_roots: set = set()   # (name, what it is bound to) the API uses start with: ("th", "torch")
         self.sites: list[Site] = []
-        self.support: list[Entry] = []
+        self.support: dict[str, str] = {}     # name -> code of each function the translation adds (support code)
         # Only names that some import binds to a mapped API (or a module on the way to one) can
         # resolve to one: every other name is passed over without a scope lookup.
         self.leaves = {t.rsplit(".", 1)[-1] for t in {*self.apis, PARTIAL}}
@@ -571,7 +571,17 @@ class TorchToMindSpore(SiteLog):
         self._keywords(call, entry, site, reentrant, skip=(self.reentrant_kw,))
         target = self.ms_name("recompute")
         self.src.replace_node(call.args[0], target)
-        self.diag(site, "RC100", source=entry.torch["api"], target=f"functools.partial({target}, ...)")
+        # GRAPH mode cannot call a functools.partial object in construct: a function the file gets instead
+        helper = _defined_name(entry.partial_support_code)
+        if helper in self._module_scope(ev.scope).kinds and not self._has_support(helper):
+            partial = f"functools.partial({target}, ...)"
+            self.diag(site, "RC100", source=entry.torch["api"], target=partial)
+            return self.diag(site, "RC123", helper=helper, partial=partial)
+        self.src.replace_node(call.func, helper)
+        self.support[helper] = entry.partial_support_code
+        self.ms_used = True
+        self.diag(site, "RC100", source=entry.torch["api"], target=f"{helper}({target}, ...)")
+        self.diag(site, "RC122", helper=helper)
 
     def _holder_call(self, ev: Event, holder: Holder) -> None:
         call = ev.node
@@ -641,21 +651,24 @@ class TorchToMindSpore(SiteLog):
         if len(call.args) < 3 and not call.keywords:
             return self.manual(ev, site, "expected checkpoint_sequential(functions, segments, input)")
         name = entry.mindspore["api"]
-        module_scope = ev.scope
-        while module_scope.parent is not None:
-            module_scope = module_scope.parent
-        if name in module_scope.kinds and not self._has_support(entry):
+        module_scope = self._module_scope(ev.scope)
+        if name in module_scope.kinds and not self._has_support(name):
             return self.manual(ev, site, f"this file already defines {name}")
         self._keywords(call, entry, site, reentrant=False)
         self.src.replace_node(call.func, name)
-        if entry not in self.support:
-            self.support.append(entry)
+        self.support[name] = entry.support_code
         self.ms_used = True
         self.diag(site, "RC120", helper=name)
         self._dropout_note(site)
 
-    def _has_support(self, entry: Entry) -> bool:
-        return any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"]
+    @staticmethod
+    def _module_scope(scope):
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    def _has_support(self, name: str) -> bool:
+        return any(isinstance(s, ast.FunctionDef) and s.name == name
                    and "added by recompat" in (ast.get_docstring(s) or "") for s in self.tree.body)
 
     @RULES.register("mark_cell")
@@ -924,7 +937,7 @@ class TorchToMindSpore(SiteLog):
 # -- stage 2: imports and support code -------------------------------------------------------
 
 def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: str, needs_ms: bool,
-                   support: list[Entry], api_roots: set = frozenset(), needs_runtime: bool = False) -> None:
+                   support: dict[str, str], api_roots: set = frozenset(), needs_runtime: bool = False) -> None:
     """Remove the imports of torch's checkpoint APIs, and the one each API use went through (`api_roots`: `import
     torch as th` for `th.utils.checkpoint.checkpoint`, when no other import binds `th`), that nothing uses any more;
     add `import mindspore`, `import <recompat's runtime>` (`needs_runtime`) and support code. A user's own unused
@@ -936,15 +949,20 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
                          exact={qual for name, qual in api_roots if qual and bound[name] == 1},
                          additions=[("mindspore", None if ms_alias == "mindspore" else ms_alias)] * needs_ms
                          + [(mappings.selective.runtime["module"], None)] * needs_runtime)
-    for entry in support:
-        if any(isinstance(s, ast.FunctionDef) and s.name == entry.mindspore["api"] for s in tree.body):
+    for name, code in support.items():
+        if any(isinstance(s, ast.FunctionDef) and s.name == name for s in tree.body):
             continue
-        code = entry.support_code.replace("{ms}", ms_alias)
+        code = code.replace("{ms}", ms_alias)
         at = _support_position(src, tree)
         rest = src.text[at:]
         blank_after = len(rest) - len(rest.lstrip("\r\n"))
         after = "" if at >= len(src.text) else "\n" * max(0, 2 - rest[:blank_after].count(src.newline))
         src.insert(at, "\n\n" + code + after)
+
+
+def _defined_name(code: str) -> str:
+    """The name of the function support code defines."""
+    return next(s.name for s in ast.parse(code).body if isinstance(s, ast.FunctionDef))
 
 
 def _support_position(src: Source, tree: ast.Module) -> int:
