@@ -20,7 +20,7 @@ class Example(nn.Cell):
         b = scaled_dot_product_attention(q, k, v, is_causal=True)
         c = scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=0.5)
         d = scaled_dot_product_attention(query=q, key=k, value=v, attn_mask=bias, dropout_p=0.0)
-        return self.out((a + b + c + d).transpose(1, 2).reshape(2, 5, 8))
+        return self.out((a + b + c + d).swapaxes(1, 2).reshape(2, 5, 8))
 
 
 INPUTS = [np.linspace(-1.0, 1.0, 2 * 5 * 8, dtype=np.float32).reshape(2, 5, 8)]

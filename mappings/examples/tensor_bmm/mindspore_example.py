@@ -11,7 +11,7 @@ class Example(nn.Cell):
 
     def construct(self, x):
         h = self.layer(x)
-        return h.bmm(h.transpose(1, 2)), x.bmm(h.transpose(1, 2))
+        return h.bmm(h.swapaxes(1, 2)), x.bmm(h.swapaxes(1, 2))
 
 
 INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]

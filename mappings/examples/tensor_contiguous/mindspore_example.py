@@ -10,7 +10,7 @@ class Example(nn.Cell):
         self.layer = nn.Dense(12, 3)
 
     def construct(self, x):
-        return self.layer(x.transpose(1, 2).contiguous().view(2, -1))
+        return self.layer(x.swapaxes(1, 2).contiguous().view(2, -1))
 
 
 INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]

@@ -11,7 +11,7 @@ class Example(nn.Cell):
 
     def construct(self, x):
         h = self.layer(x)
-        return h.matmul(h.transpose(1, 2)), h.matmul(h[0, 0]), h[0].matmul(x[1].transpose(0, 1))
+        return h.matmul(h.swapaxes(1, 2)), h.matmul(h[0, 0]), h[0].matmul(x[1].swapaxes(0, 1))
 
 
 INPUTS = [np.linspace(-1.0, 1.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]

@@ -16,7 +16,7 @@ class Example(nn.Cell):
         scores = einsum("blxd,blyd->blxy", q, k).softmax(-1)
         out = einsum("bhxy,bhyd->bhxd", scores, v)
         outer = einsum("m,d->md", [x[0, 0], x[1, 1]])
-        return out, outer, einsum("...ij,...jk", q, k.transpose(-1, -2))
+        return out, outer, einsum("...ij,...jk", q, k.swapaxes(-1, -2))
 
 
 INPUTS = [np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(2, 3, 4)]
