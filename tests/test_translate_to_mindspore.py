@@ -428,3 +428,30 @@ def test_selective_checkpointing_ops_read_as_values_are_renamed_and_calls_throug
     found = codes(result)
     assert found.count("RC147") == 1 and "RC146" in found and "RC145" in found
     assert "RC115" in found          # context_fn=ctx: a name, whose contexts the call cannot see
+
+
+def test_a_partial_of_checkpoint_becomes_the_added_function_unless_the_file_has_one_of_that_name():
+    text, result = translate("""
+        import functools
+        from torch.utils.checkpoint import checkpoint
+
+        ckpt = functools.partial(checkpoint, use_reentrant=False)
+        again = functools.partial(checkpoint, use_reentrant=False)
+    """)
+    assert "ckpt = recompute_partial(mindspore.recompute, use_reentrant=False, early_stop=False)" in text
+    assert "again = recompute_partial(mindspore.recompute, use_reentrant=False, early_stop=False)" in text
+    assert text.count("def recompute_partial(") == 1, "added once"
+    assert codes(result).count("RC122") == 2
+    text, result = translate("""
+        import functools
+        from torch.utils.checkpoint import checkpoint
+
+
+        def recompute_partial(x):
+            return x
+
+
+        ckpt = functools.partial(checkpoint, use_reentrant=False)
+    """)
+    assert "ckpt = functools.partial(mindspore.recompute, use_reentrant=False, early_stop=False)" in text
+    assert "RC123" in codes(result) and [s.status for s in result.sites] == ["partial"]
