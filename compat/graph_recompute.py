@@ -100,6 +100,16 @@ def recomputed_ops(cell, *inputs, **kw_inputs) -> list[RecomputedOp]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def within(scope: str, region: str) -> bool:
+    """``scope`` is ``region`` or a cell inside it (dotted attribute paths)."""
+    return scope == region or scope.startswith(region + ".")
+
+
+def unrecomputed(found: list[RecomputedOp], regions) -> list[str]:
+    """The regions (cell paths) that hold none of the recomputed operators ``found``."""
+    return [r for r in regions if not any(within(op.scope, r) for op in found)]
+
+
 def primitive_marks(cell) -> list[tuple[str, str]]:
     """(scope, op name) of each operator ``cell`` and its sub-cells hold with a ``Primitive.recompute()`` mark."""
     return [(scope, primitive.name) for scope, sub in cell.cells_and_names()

@@ -68,19 +68,19 @@ from typing import Any, Iterable
 import numpy as np
 
 from recompat._files import write_atomic
-from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, TORCH_DEVICES
+from recompat.constants import DEVICES, MS_MODES, MS_TARGETS, SUITE_CHECKS, TORCH_DEVICES
 
 from . import zoo
 from .compare import (CompareReport, PairRuns, compare_results, float64_twin, forward_context, judge_pair,
                       run_references)
 from .dispatch_log import OpsRun
-from .graph_recompute import primitive_marks, recomputed_ops
+from .graph_recompute import primitive_marks, recomputed_ops, unrecomputed, within
 from .memory import MEASURE, SavedTensors
 from .runs import RunResult, load_arrays, normalise_inputs, run_mindspore, run_torch
 from .tapes import Tapes
 from .weights import transfer_weights
 
-CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective", "graph-recompute")
+CHECKS = SUITE_CHECKS
 STATUSES = ("passed", "failed", "known", "skipped")
 SAME_FRAMEWORK = dict(rtol=1e-6, atol=1e-6)      # recompute must not change a value beyond float noise
 SEED = 0
@@ -562,11 +562,11 @@ def _graph_recompute(pair, case, mutant, options):
     by_scope: dict[str, list[str]] = {}
     for op in seen[True]:
         by_scope.setdefault(op.scope, []).append(f"{op.op} ({op.mark})")
-    missing = [r for r in regions if not any(_within(scope, r) for scope in by_scope)]
+    missing = unrecomputed(seen[True], regions)
     missing += [f"{scope or '(top)'}/{name} (op mark)" for scope, name in marked_ops
                 if not any(op.scope == scope and op.op == name for op in seen[True])]
     figures = {"form": case.variant, "checkpointed": list(regions), "recomputed": by_scope,
-               "outside": sorted(s for s in by_scope if not any(_within(s, r) for r in regions)),
+               "outside": sorted(s for s in by_scope if not any(within(s, r) for r in regions)),
                "missing": missing, "ops": len(seen[True]), "ops_without_recompute": len(seen[False])}
     shown = ", ".join(f"{scope or '(top)'}: {len(ops)}" for scope, ops in by_scope.items()) or "nothing"
     if seen[False]:
@@ -591,10 +591,6 @@ def _graph_recompute(pair, case, mutant, options):
 def _listed(names, most: int = 6) -> str:
     names = list(names)
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
-
-
-def _within(scope: str, region: str) -> bool:
-    return scope == region or scope.startswith(region + ".")
 
 
 _RUNNERS = {"torch-recompute": _torch_recompute, "mindspore-recompute": _mindspore_recompute,

@@ -18,6 +18,8 @@ DEVICES = ("cpu", "gpu", "ascend")
 MS_MODES = ("pynative", "graph")                                # MindSpore's execution modes, as recompat names them
 MS_TARGETS = {"cpu": "CPU", "gpu": "GPU", "ascend": "Ascend"}   # each device's MindSpore device_target
 TORCH_DEVICES = {"cpu": "cpu", "gpu": "cuda"}                   # none for ascend: torch needs torch_npu there
+# the suite's checks (compat.suite runs them; the HTML report groups its figures by them)
+SUITE_CHECKS = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective", "graph-recompute")
 
 # --- cross-framework tolerances (torch as expected, MindSpore as actual, float32)
 # Every cross-framework verdict of recompat is the round-off rule (compat/compare.py): these are for judging by

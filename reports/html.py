@@ -27,7 +27,7 @@ import hashlib
 import math
 from pathlib import Path
 
-from recompat.constants import TRAINING_PARTED
+from recompat.constants import SUITE_CHECKS, TRAINING_PARTED
 
 from ._io import ReportError, write_atomic
 
@@ -164,7 +164,7 @@ def _num(x, spec=".3g") -> str:
 
 
 def _suite(doc: dict):
-    from_check = ("torch-recompute", "mindspore-recompute", "cross", "memory", "selective", "graph-recompute")
+    from_check = SUITE_CHECKS
     statuses = ["passed", "failed", "known", "skipped"]
     results = doc["results"]
     cases, hunts, memory, selective, graph = [], [], [], [], []

@@ -36,6 +36,7 @@ import pytest
 import mindspore as ms
 
 from recompat.compat import compare, recomputed_ops, zoo
+from recompat.compat.graph_recompute import unrecomputed
 from recompat.compat.runs import normalise_inputs
 from recompat.compat.seeds import code_blocks
 from recompat.translator.translate import translate_bytes
@@ -242,7 +243,7 @@ def test_zoo_translation_recomputes_in_graph_mode_what_torch_checkpoints(name, t
     tensors = [ms.Tensor(v) for v in values]
     found = (recomputed_ops(cell, *tensors) if keys is None else recomputed_ops(cell, **dict(zip(keys, tensors))))
     scopes = sorted({op.scope for op in found})
-    missing = [r for r in pair.checkpointed if not any(s == r or s.startswith(r + ".") for s in scopes)]
+    missing = unrecomputed(found, pair.checkpointed)
     known = pair.graph_unrecomputed.get(TRANSLATED_FORM)
     if known:
         assert missing == list(pair.checkpointed), f"{name}: the zoo records ({known}), yet it recomputes {scopes}"

@@ -960,6 +960,7 @@ def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, ms_alias: 
         src.insert(at, "\n\n" + code + after)
 
 
+@functools.lru_cache(maxsize=None)
 def _defined_name(code: str) -> str:
     """The name of the function support code defines."""
     return next(s.name for s in ast.parse(code).body if isinstance(s, ast.FunctionDef))
