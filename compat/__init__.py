@@ -17,13 +17,15 @@ Parts (one module each):
   torch     MindSpore idioms on torch (recompute, Cell.recompute()-like marking of a module).
   examples  run_model_example: one core entry's paired model example through compare.
   graph_recompute  recomputed_ops(cell, *inputs): the operators a GRAPH-mode gradient recomputes, read from
-            the graph MindSpore compiles (scope in the cell, op name, cell or primitive mark).
+            the graph MindSpore compiles (scope in the cell, op name, cell or primitive mark);
+            torch_recomputed_modules(model, *inputs): what torch's checkpointing reruns, the regions to expect.
   prove     `recompat prove`: runs every mapping entry's paired example and writes its output.txt (the
             proof translate --scope model waits for) when the pair agrees.
 """
 
 from .compare import CompareReport, CompareRow, compare, compare_results
-from .graph_recompute import IRFormatError, PythonFallbackError, RecomputedOp, recomputed_ops
+from .graph_recompute import (IRFormatError, PythonFallbackError, RecomputedOp, recomputed_ops,
+                              torch_recomputed_modules)
 from .runs import MindSporeGraphError, RunResult, run_mindspore, run_torch
 from .training import TrainingError, TrainingReport, compare_training
 from .weights import Transfer, WeightTransferError, transfer_weights
@@ -31,4 +33,4 @@ from .weights import Transfer, WeightTransferError, transfer_weights
 __all__ = ["compare", "compare_results", "CompareReport", "CompareRow", "run_torch", "run_mindspore", "RunResult",
            "MindSporeGraphError", "transfer_weights", "Transfer", "WeightTransferError", "compare_training",
            "TrainingReport", "TrainingError", "recomputed_ops", "RecomputedOp", "IRFormatError",
-           "PythonFallbackError"]
+           "PythonFallbackError", "torch_recomputed_modules"]

@@ -110,6 +110,36 @@ def unrecomputed(found: list[RecomputedOp], regions) -> list[str]:
     return [r for r in regions if not any(within(op.scope, r) for op in found)]
 
 
+def torch_recomputed_modules(model, *inputs, **kw_inputs) -> list[str]:
+    """The outermost sub-modules of a torch ``model`` whose forward runs again during backward: what its
+    checkpointing recomputes, as module paths (the regions :func:`unrecomputed` asks a MindSpore twin about).
+    A rerun is seen where it goes through the module's ``__call__``, as torch's checkpoint and checkpoint_wrapper
+    do (recompat's ``mark_recompute`` calls ``forward`` itself: the module's children show instead).
+
+    Runs ``model(*inputs, **kw_inputs)`` and the backward of the sum of its floating outputs once; inputs are torch
+    tensors."""
+    import torch
+
+    rerun: set[str] = set()
+    in_backward = [False]
+
+    def seen(name):
+        return lambda module, args: rerun.add(name) if in_backward[0] else None
+
+    handles = [module.register_forward_pre_hook(seen(name)) for name, module in model.named_modules() if name]
+    try:
+        out = model(*inputs, **kw_inputs)
+        leaves = out.values() if isinstance(out, dict) else out if isinstance(out, (tuple, list)) else [out]
+        loss = sum(leaf.float().sum() for leaf in leaves
+                   if isinstance(leaf, torch.Tensor) and leaf.is_floating_point() and leaf.requires_grad)
+        in_backward[0] = True
+        loss.backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    return sorted(name for name in rerun if not any(within(name, other) for other in rerun if other != name))
+
+
 def primitive_marks(cell) -> list[tuple[str, str]]:
     """(scope, op name) of each operator ``cell`` and its sub-cells hold with a ``Primitive.recompute()`` mark."""
     return [(scope, primitive.name) for scope, sub in cell.cells_and_names()

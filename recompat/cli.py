@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 import recompat
-from recompat.constants import DEMO_ATOL, DEMO_RTOL, DEVICES, DIRECTIONS, MS_MODES, SCOPES, STYLES, either
+from recompat.constants import DEFAULT_STYLE, DEMO_ATOL, DEMO_RTOL, DEVICES, DIRECTIONS, MS_MODES, SCOPES, STYLES, either
 
 EXIT_OK, EXIT_ERROR = 0, 2     # 1, "--check found changes", is the translator's and the docs' to return
 
@@ -206,10 +206,12 @@ def _translate_parser(sub) -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if any file would change")
     t.add_argument("--to", choices=DIRECTIONS, default="mindspore",
                    help="the framework to translate into (default: %(default)s)")
-    t.add_argument("--style", choices=STYLES, default="function",
-                   help="function: mindspore.recompute(block, ...) at the call site; cell: mark a submodule "
-                        "that is only ever called under checkpoint with block.recompute() in __init__ and "
-                        "call it plainly (default: %(default)s; --to mindspore only)")
+    t.add_argument("--style", choices=STYLES, default=None,
+                   help="cell: mark a submodule that is only ever called under checkpoint with block.recompute() "
+                        "in __init__ and call it plainly (GRAPH mode keeps that mark; it drops the function form's "
+                        "on blocks that run their layers in a loop), the function form elsewhere; function: "
+                        f"mindspore.recompute(block, ...) at every call site (default: {DEFAULT_STYLE}; "
+                        "--to mindspore only)")
     t.add_argument("--scope", choices=SCOPES, default="checkpoint",
                    help="checkpoint: rewrite the checkpoint/recompute sites only; model: whole model files, the core "
                         "nn API set too (Module/Cell, layers, functions, tensor methods; see docs/), with a "

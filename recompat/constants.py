@@ -11,6 +11,8 @@ Makefile's).
 DIRECTIONS = ("mindspore", "torch")   # --to: the framework translated into
 OTHER = {"mindspore": "torch", "torch": "mindspore"}   # each framework's other one (translated into -> from)
 STYLES = ("function", "cell")        # how a torch checkpoint site is written in MindSpore
+# the cell mark where it holds: GRAPH mode drops the function form's mark on blocks that run layers in a loop
+DEFAULT_STYLE = "cell"
 SCOPES = ("checkpoint", "model")     # checkpoint sites only, or whole model files (the core API set too)
 
 # --- the differential harness (compat.suite, compat.runs, compat.compare, the pytest plugin, `recompat test`)

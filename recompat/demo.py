@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
 
-from recompat.constants import DEMO_ATOL, DEMO_RTOL, TRAINING_PARTED
+from recompat.constants import DEFAULT_STYLE, DEMO_ATOL, DEMO_RTOL, TRAINING_PARTED
 
 JUDGED = ("output", "input-grad", "param-grad", "buffer", "setting", "memory", "training")    # what must agree
 STATUSES = ("agree", "mismatch", "failed", "not-translated")
@@ -56,7 +56,7 @@ class Settings:
     """What `recompat demo` does; the defaults here are the command's (recompat.cli reads them for --help)."""
     src: Path                   # the example project
     dest: Path                  # where the translation and the report go
-    style: str = "function"
+    style: str = DEFAULT_STYLE
     scope: str = "model"
     jobs: int = 1
     models: list[str] | None = None   # None: every example

@@ -16,7 +16,8 @@ collect_ignore_glob = ["cases/*"]
 
 CASES = Path(__file__).parent / "cases"
 
-# A torch model whose one checkpoint call the translator converts (CLI and report runs over a small tree).
+# A torch model whose one checkpoint call the translator converts (CLI and report runs over a small tree); its block
+# is also called plainly, so the call stays a call (mindspore.recompute) in the default style.
 TORCH_CHECKPOINT_MODEL = """\
 import torch
 from torch.utils.checkpoint import checkpoint
@@ -29,7 +30,7 @@ class Net(torch.nn.Module):
 
     def forward(self, x):
         y = checkpoint(self.block, x)
-        return y
+        return self.block(y)
 """
 
 # The MindSpore seed: a Dense marked with recompute() in __init__, an operator marked too, the rest plain.

@@ -2,10 +2,13 @@
 recompat's compare() in eval and train mode. Run as a script by tests/test_monai.py (a process of its own: both
 packages are named monai):
 
-    python tests/monai_networks.py TRANSLATED_ROOT OUT.json [NETWORK ...]
+    python tests/monai_networks.py [--graph] TRANSLATED_ROOT OUT.json [NETWORK ...]
 
 TRANSLATED_ROOT holds the translated copy of the package (TRANSLATED_ROOT/monai); OUT.json gets, per network and
 mode, "pass", "fail: ..." or "error: ..."; the NETWORKs named (keys of NETWORKS), or all of them.
+With --graph: per network whose torch original reruns modules in backward (its checkpointing), those modules
+("regions"), the operators the translation's GRAPH-mode gradient recomputes ("recomputed") and the regions with
+none of them ("unrecomputed"), or "error".
 """
 from __future__ import annotations
 
@@ -96,7 +99,8 @@ def _importing(modules: dict):
         sys.modules.update(before)
 
 
-def main(root: str, out: str, *only: str) -> int:
+def _both(root: str):
+    """(the translated nets module, its monai modules, the original nets module)."""
     sys.path.insert(0, root)
     import monai.networks.nets as ported          # the translation
     translated = _monai_modules()
@@ -105,6 +109,44 @@ def main(root: str, out: str, *only: str) -> int:
     sys.path.remove(root)
     import monai.networks.nets as original
     assert ported is not original
+    return ported, translated, original
+
+
+def graph(root: str, out: str, *only: str) -> int:
+    ported, translated, original = _both(root)
+    import mindspore as ms
+    import numpy as np
+    import torch
+
+    from recompat.compat import recomputed_ops, torch_recomputed_modules
+    from recompat.compat.graph_recompute import unrecomputed
+
+    results = {}
+    for network, (factory, kwargs, shape) in NETWORKS.items():
+        if only and network not in only:
+            continue
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        torch.manual_seed(0)
+        regions = torch_recomputed_modules(functools.reduce(getattr, factory.split("."), original)(**kwargs).train(),
+                                           torch.tensor(x, requires_grad=True))
+        if not regions:
+            continue
+        try:
+            with _importing(translated):
+                m = functools.reduce(getattr, factory.split("."), ported)(**kwargs)
+                m.set_train(True)
+                found = recomputed_ops(m, ms.Tensor(x))
+            results[network] = {"regions": regions, "recomputed": len(found),
+                                "unrecomputed": unrecomputed(found, regions)}
+        except Exception as exc:   # noqa: BLE001 - every network's own result is the point
+            results[network] = {"regions": regions, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=1)
+    return 0
+
+
+def main(root: str, out: str, *only: str) -> int:
+    ported, translated, original = _both(root)
 
     import numpy as np
     import torch
@@ -134,4 +176,4 @@ def main(root: str, out: str, *only: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(graph(*sys.argv[2:]) if sys.argv[1:2] == ["--graph"] else main(*sys.argv[1:]))

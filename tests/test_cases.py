@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from recompat.constants import DEFAULT_STYLE
 from recompat.translator.translate import translate_bytes
 
 CASES = Path(__file__).parent / "cases"
@@ -35,7 +36,7 @@ PATH = "model.py"   # the name the translator is given for every case's file
 
 # case.yaml keys: translation options, then expectations
 OPTIONS = {
-    "style": "function | cell (torch -> MindSpore only); default function",
+    "style": "function | cell (torch -> MindSpore only); default: the translator's (DEFAULT_STYLE, cell)",
     "scope": "checkpoint | model; default checkpoint",
     "holders": "attributes another file of the tree assigns torch's checkpoint to (translate_bytes(holders=))",
     "codes": "every diagnostic code of the file's sites, in order (site by site, as the translator reports them)",
@@ -65,7 +66,7 @@ class Case:
 
     def translate(self, data: bytes):
         return translate_bytes(data, PATH, to=DIRECTIONS[self.direction],
-                               style=self.options.get("style", "function"),
+                               style=self.options.get("style", DEFAULT_STYLE),
                                scope=self.options.get("scope", "checkpoint"),
                                holders=tuple(self.options.get("holders", ())))
 
@@ -163,7 +164,7 @@ def test_there_are_cases_in_both_directions_and_styles_and_scopes():
     cases = [load_case(f) for f in case_folders()]
     for direction in DIRECTIONS:
         assert sum(c.direction == direction for c in cases) >= 10, direction
-    assert any(c.options.get("style") == "cell" for c in cases)
+    assert any(c.options.get("style") == "function" for c in cases)   # the default is cell
     assert {c.direction for c in cases if c.options.get("scope") == "model"} == set(DIRECTIONS)
     assert any(c.after is None for c in cases)
 

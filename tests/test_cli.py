@@ -159,6 +159,41 @@ def test_usage_errors_exit_2(capsys, argv):
     assert "usage:" in capsys.readouterr().err
 
 
+WRAPPER = """\
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+
+class Wrapper(nn.Module):
+    def __init__(self, module: nn.Module):
+        super().__init__()
+        self.module = module
+
+    def forward(self, x):
+        return checkpoint(self.module, x, use_reentrant=False)
+"""
+
+
+@pytest.mark.parametrize("style, expected", [
+    ((), ["self.module.recompute(use_reentrant=False, early_stop=False)", "return self.module(x)"]),
+    (("--style", "cell"), ["self.module.recompute(use_reentrant=False, early_stop=False)", "return self.module(x)"]),
+    (("--style", "function"), ["return mindspore.recompute(self.module, x, use_reentrant=False, early_stop=False)"]),
+], ids=["default", "cell", "function"])
+def test_the_default_style_marks_a_cell_only_called_under_checkpoint(tmp_path, capsys, style, expected):
+    (tmp_path / "w.py").write_text(WRAPPER)
+    code, out, err = run(capsys, "translate", tmp_path / "w.py", "--diff", *style)
+    assert code == 0, err
+    assert all(f"+        {line}" in out for line in expected), out
+    assert ("RC140" in err) == (style != ("--style", "function"))
+
+
+def test_style_is_refused_with_to_torch(tmp_path, capsys):
+    (tmp_path / "w.py").write_text(WRAPPER)
+    code, out, err = run(capsys, "translate", tmp_path / "w.py", "--to", "torch", "--style", "cell")
+    assert code == 2 and "--style cell shapes MindSpore output only" in err
+    assert run(capsys, "translate", tmp_path / "w.py", "--to", "torch")[0] == 0
+
+
 def test_to_torch_runs_on_a_torch_tree(tmp_path, capsys):
     tree = make_tree(tmp_path / "src")
     before = snapshot(tree)

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Callable, Iterable, Iterator
 
 from recompat._files import write_atomic
-from recompat.constants import OTHER
+from recompat.constants import DEFAULT_STYLE, OTHER
 from recompat.translator import names, project
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
@@ -51,7 +51,7 @@ class UsageError(Exception):
 class Options:
     paths: list[str]
     to: str = "mindspore"
-    style: str = "function"
+    style: str | None = None       # None: DEFAULT_STYLE (--to mindspore only)
     scope: str = "checkpoint"      # or "model": whole model files (the core API set too)
     output: str | None = None      # -o DIR: mirror the tree there
     in_place: bool = False
@@ -450,9 +450,9 @@ def validate(opts: Options) -> None:
         raise UsageError(f"--to {opts.to!r}: choose one of {', '.join(TARGETS)}")
     if opts.scope not in SCOPES:
         raise UsageError(f"--scope {opts.scope!r}: choose one of {', '.join(SCOPES)}")
-    if opts.style not in STYLES:
+    if opts.style is not None and opts.style not in STYLES:
         raise UsageError(f"--style {opts.style!r}: choose one of {', '.join(STYLES)}")
-    if opts.to == "torch" and opts.style != "function":
+    if opts.to == "torch" and opts.style is not None:
         raise UsageError(f"--style {opts.style} shapes MindSpore output only — leave it out with --to torch "
                          "(marks become checkpointed calls where the calls are in sight)")
     if opts.jobs < 0:
@@ -598,7 +598,7 @@ def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, 
         summary.lines += n_lines
         if wanted.search(data):
             originals[e.display] = data
-            todo.append((e.display, data, opts.to, (opts.style, opts.scope), (), frozenset()))
+            todo.append((e.display, data, opts.to, (opts.style or DEFAULT_STYLE, opts.scope), (), frozenset()))
         else:
             results[e.display] = FileResult(e.display)
             others.append(e)

@@ -13,6 +13,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from recompat.constants import DEFAULT_STYLE
 from recompat.mappings import Entry, Mappings, Param, same, signature_arguments
 from recompat.translator import edits, names, tree_index
 from recompat.translator.edits import remove_arguments
@@ -188,7 +189,7 @@ def _holder_key(node) -> str | None:
 
 
 class TorchToMindSpore(SiteLog):
-    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, style: str = "function",
+    def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, style: str = DEFAULT_STYLE,
                  external_holders=()):
         self.src, self.tree, self.m, self.style = src, tree, mappings, style
         self.apis = mappings.by_torch_name
@@ -216,7 +217,7 @@ class TorchToMindSpore(SiteLog):
         # resolve to one: every other name is passed over without a scope lookup.
         self.leaves = {t.rsplit(".", 1)[-1] for t in {*self.apis, PARTIAL}}
         self.interesting = _interesting(tree, mappings)
-        module_scope = names.build_scope(tree, None)
+        self.module_scope = module_scope = names.build_scope(tree, None)
         self.ms = next((n for n, q in module_scope.imports.items() if q == "mindspore"
                         and n not in module_scope.other), "mindspore")
         self.ms_used = False
@@ -553,7 +554,8 @@ class TorchToMindSpore(SiteLog):
         self.src.replace_node(call.func, target)
         self.diag(site, "RC100", source=entry.torch["api"], target=target)
         self._dropout_note(site)
-        if self.style == "cell" and isinstance(block, ast.Attribute) and id(call) in cell_style.get("why", {}):
+        if (self.style == "cell" and is_cell is not False and isinstance(block, ast.Attribute)
+                and id(call) in cell_style.get("why", {})):
             self.diag(site, "RC141", attr=self.src.segment(block), why=cell_style["why"][id(call)])
 
     def _partial(self, ev: Event) -> None:
@@ -860,9 +862,11 @@ class TorchToMindSpore(SiteLog):
         return plan
 
     def _cell_style_blocker(self, cls: ast.ClassDef, attr: str, evs: list[Event]) -> str | None:
-        if names.class_attrs(cls, tree_index.index(self.tree)).get(attr) != names.CELL:
+        assign = self._init_assignment(cls, attr)
+        if names.class_attrs(cls, tree_index.index(self.tree)).get(attr) != names.CELL and not (
+                assign is not None and self._module_parameter(cls, assign.value)):
             return f"self.{attr} is not assigned a Cell in this class"
-        if self._init_assignment(cls, attr) is None:
+        if assign is None:
             return f"self.{attr} is not assigned exactly once, in __init__"
         uses = sum(1 for n in ast.walk(cls) if names.is_self_attr(n) and n.attr == attr
                    and isinstance(n.ctx, ast.Load))
@@ -870,8 +874,18 @@ class TorchToMindSpore(SiteLog):
             return f"self.{attr} is also used outside checkpoint"
         options = {self._mark_options(ev.node) for ev in evs}
         if len(options) != 1 or None in options:
-            return "its checkpoint calls use options recompute() cannot express (or differ between calls)"
+            return "its checkpoint calls use options recompute() cannot express, or differ between calls"
         return None
+
+    def _module_parameter(self, cls: ast.ClassDef, value: ast.AST) -> bool:
+        """Whether `value` is a parameter of __init__ annotated as torch's Module or a layer class
+        (`def __init__(self, module: nn.Module)`, MONAI's ActivationCheckpointWrapper)."""
+        init = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
+        param = next((a for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs
+                      if isinstance(value, ast.Name) and a.arg == value.id), None)
+        chain = names.attribute_chain(param.annotation) if param is not None and param.annotation else None
+        head = chain and self.module_scope.qualname(chain[0])
+        return bool(head) and self.m.frameworks["torch"].is_model_class(".".join([head, *chain[1:]]))
 
     @staticmethod
     def _init_assignment(cls: ast.ClassDef, attr: str) -> ast.Assign | None:
@@ -883,8 +897,10 @@ class TorchToMindSpore(SiteLog):
             return None
         return found[0] if any(n is found[0] for n in ast.walk(init)) else None
 
-    def _mark_options(self, call: ast.Call) -> str | None:
-        """recompute(...) options for a checkpoint call, or None when they cannot be expressed."""
+    def _mark_options(self, call: ast.Call, text=None) -> str | None:
+        """recompute(...) options for a checkpoint call, or None when they cannot be expressed; `text` gives a
+        keyword value's code (default: as written)."""
+        text = text or self.src.segment
         opts = []
         for kw in call.keywords:
             if kw.arg == self.reentrant_kw:
@@ -893,7 +909,7 @@ class TorchToMindSpore(SiteLog):
                 if literal_flag(kw.value) is False:
                     opts += [self.non_reentrant, *self._non_reentrant_settings()]
             elif kw.arg == self.context_kw:
-                opts.append(f"{kw.arg}={self.src.segment(kw.value)}")
+                opts.append(f"{kw.arg}={text(kw.value)}")
             elif kw.arg == self.rng_kw:
                 if not (isinstance(kw.value, ast.Constant) and kw.value.value is True):
                     return None  # Cell.recompute cannot switch the RNG state off
@@ -908,7 +924,7 @@ class TorchToMindSpore(SiteLog):
         if isinstance(block, ast.Attribute) and block.attr in ("__call__", "forward"):
             block = block.value
         keep = [self.src.render_node(a) for a in call.args[1:]]
-        absorbed, caveats = [], []
+        absorbed, caveats, rendered = [], [], {}
         for kw in call.keywords:
             param = self.checkpoint.param(kw.arg) if kw.arg else None
             if kw.arg is None or param is None:
@@ -916,12 +932,14 @@ class TorchToMindSpore(SiteLog):
             elif param.action == "drop":
                 self.diag(site, param.code, name=kw.arg, value=self.src.segment(kw.value), why=param.why or "")
             else:   # expressed by the mark in __init__: named in RC140 (nothing goes silently)
+                rendered[id(kw.value)] = self.src.render_node(kw.value)   # with what inner rules rewrote in it
                 absorbed.append(f"{kw.arg}={self.src.segment(kw.value)}")
-                if param.action == "keep" and param.code:
-                    caveats.append((param.code, kw))   # what still holds in the mark (context_fn: RC115)
+                code = self._context_code(param, kw.value, param.code) if param.action == "keep" else None
+                if code:
+                    caveats.append((code, kw))   # what still holds in the mark (context_fn: RC115 or RC148)
         self.src.replace_node(call, f"{self.src.render_node(block)}({', '.join(keep)})")
         attr = f"self.{plan['attr']}"
-        mark = f"{attr}.recompute({plan['options']})"
+        mark = f"{attr}.recompute({self._mark_options(call, lambda node: rendered[id(node)])})"
         if plan["first"]:
             assign = plan["assign"]
             end = self.src.line_end(assign.end_lineno)

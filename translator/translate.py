@@ -7,7 +7,7 @@ import re
 import warnings
 
 from recompat import mappings as _mappings
-from recompat.constants import DIRECTIONS, SCOPES, STYLES   # defined there: `recompat --help` offers them too
+from recompat.constants import DEFAULT_STYLE, DIRECTIONS, SCOPES, STYLES   # defined there: `recompat --help` offers them too
 from recompat.translator import names, project
 from recompat.translator.results import Diagnostic, FileResult, Site, TranslateError
 from recompat.translator.source import Source
@@ -45,7 +45,7 @@ __all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateErro
            "trigger", "MODEL_TRIGGERS"]
 
 
-def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = "function",
+def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = DEFAULT_STYLE,
                     holders=(), scope: str = "checkpoint", mappings: _mappings.Mappings | None = None,
                     package: str | None = None, models: frozenset[str] = frozenset(),
                     classes: project.Tree | None = None) -> FileResult:

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn as nn
+import mindspore
+
+
+class CheckpointWrapper(nn.Module):
+    """A wrapper given its block (MONAI's ActivationCheckpointWrapper): the annotation shows a Module."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.module = module
+        self.module.recompute(use_reentrant=False, early_stop=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.module(x)
+
+
+class MaybeWrapper(nn.Module):
+    """Optional: it may hold None, which has no recompute(); unannotated: anything callable."""
+
+    def __init__(self, module: Optional[nn.Module], other) -> None:
+        super().__init__()
+        self.module = module
+        self.other = other
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return mindspore.recompute(self.other, mindspore.recompute(self.module, x, use_reentrant=False, early_stop=False), use_reentrant=False, early_stop=False)
