@@ -8,11 +8,18 @@ forward (compat.memory.SavedTensors: saved-tensor hooks plus the policy's store)
 same side measured in the same run. MindSpore's backward is a step less a forward under no gradient.
 
 Then the torch forms MindSpore's op-level marks could become (Primitive.recompute() on an attention's scale Mul
-and Softmax, mindformers' pattern): no checkpointing (the marks dropped), a checkpoint around each marked op's call
-(today's translation), and one checkpoint around the attention with a policy that recomputes the marked ops and
-saves every other op: bytes kept for backward, against no checkpointing.
+and Softmax, mindformers' pattern): no checkpointing (the marks dropped: the translation's choice, RC222), a
+checkpoint around each marked op's call, one checkpoint around the attention with a policy that recomputes the
+marked ops and saves every other op, one whose policy saves only the matmuls, and the whole attention
+checkpointed (what RC222 suggests, recomputing more than the marks asked): bytes kept for backward, against no
+checkpointing.
 
-    python bench/selective_bench.py [--dim 256] [--layers 4] [--batch 4] [--seq 128] [--repeats 5]
+Last, the per-op cost of the dispatch hook MindSpore's selective checkpointing runs on: a chain of --ops small
+elementwise ops (8 x 8 tensors, so that dispatch dominates), one gradient step each, recomputed whole
+(mindspore.recompute(..., use_reentrant=False)), under an empty MsDispatchMode pair, and under recompat's contexts
+(a policy that recomputes everything, so the same ops run); the cost per op is the difference over the ops run.
+
+    python bench/selective_bench.py [--dim 256] [--layers 4] [--batch 4] [--seq 128] [--repeats 5] [--ops 300]
 """
 from __future__ import annotations
 
@@ -77,6 +84,11 @@ def mindspore_side(x, args, recompute, form):
     return kept.bytes, step_s, step_s - forward_s
 
 
+MARK_FORMS = ("marks dropped", "each marked op checkpointed", "one checkpoint, policy",
+              "one checkpoint, matmuls saved", "whole attention checkpointed")
+MATMULS = {torch.ops.aten.mm.default, torch.ops.aten.addmm.default, torch.ops.aten.bmm.default}
+
+
 class MarkedAttention(torch.nn.Module):
     """An attention whose scale Mul and Softmax a MindSpore model would mark with Primitive.recompute()."""
 
@@ -103,12 +115,18 @@ class MarkedAttention(torch.nn.Module):
         return self.o(torch.matmul(att, v).transpose(1, 2).reshape(b, t, d))
 
     def forward(self, x):
-        if self.form != "one checkpoint, policy":
-            return self.core(x)
-        marked = {torch.ops.aten._softmax.default, torch.ops.aten.mul.Tensor}
+        if self.form == "whole attention checkpointed":
+            return checkpoint(self.core, x, use_reentrant=False)
+        if self.form == "one checkpoint, policy":
+            marked = {torch.ops.aten._softmax.default, torch.ops.aten.mul.Tensor}
 
-        def policy(ctx, op, *args, **kwargs):
-            return CheckpointPolicy.MUST_RECOMPUTE if op in marked else CheckpointPolicy.MUST_SAVE
+            def policy(ctx, op, *args, **kwargs):
+                return CheckpointPolicy.MUST_RECOMPUTE if op in marked else CheckpointPolicy.MUST_SAVE
+        elif self.form == "one checkpoint, matmuls saved":
+            def policy(ctx, op, *args, **kwargs):
+                return CheckpointPolicy.MUST_SAVE if op in MATMULS else CheckpointPolicy.PREFER_RECOMPUTE
+        else:
+            return self.core(x)
         return checkpoint(self.core, x, use_reentrant=False,
                           context_fn=functools.partial(create_selective_checkpoint_contexts, policy))
 
@@ -118,7 +136,7 @@ def marks_on_torch(args):
     print(f"\nMindSpore op marks (scale Mul, Softmax) as torch code: attention, dim {args.dim}, {args.heads} heads")
     print(f"{'form':32} {'bytes kept':>14} {'x none':>7}")
     base = None
-    for form in ("marks dropped", "each marked op checkpointed", "one checkpoint, policy"):
+    for form in MARK_FORMS:
         torch.manual_seed(0)
         model = MarkedAttention(args.dim, args.heads, form)
         with SavedTensors("torch") as kept:
@@ -126,6 +144,54 @@ def marks_on_torch(args):
         y.sum().backward()
         base = base or kept.bytes
         print(f"{form:32} {kept.bytes:>14,} {kept.bytes / base:>7.3f}")
+
+
+class _Chain(mindspore.nn.Cell):
+    def __init__(self, n_ops):
+        super().__init__()
+        self.n_ops = n_ops
+
+    def construct(self, x):
+        for _ in range(self.n_ops // 2):
+            x = mindspore.ops.tanh(x * 0.9)
+        return x
+
+
+class _Recomputed(mindspore.nn.Cell):
+    def __init__(self, n_ops, context_fn):
+        super().__init__()
+        self.chain, self.context_fn = _Chain(n_ops), context_fn
+
+    def construct(self, x):
+        return mindspore.recompute(self.chain, x, use_reentrant=False, context_fn=self.context_fn, early_stop=False)
+
+
+def dispatch_overhead(args):
+    from mindspore.utils import MsDispatchMode
+
+    from recompat.compat import selective
+
+    class PassThrough(MsDispatchMode):
+        def __ms_dispatch__(self, func, a, kwargs=None):
+            return func(*a, **(kwargs or {}))
+
+    def recompute_all(ctx, op, *a, **k):
+        return selective.CheckpointPolicy.PREFER_RECOMPUTE
+
+    forms = (("recomputed whole", None), ("empty MsDispatchMode pair", lambda: (PassThrough(), PassThrough())),
+             ("recompat's contexts", lambda: selective.create_selective_checkpoint_contexts(recompute_all)))
+    x = mindspore.Tensor(np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32))
+    ran = args.ops * 2     # each op runs in the forward and again in the recomputation
+    print(f"\nMindSpore dispatch hook: a chain of {args.ops} elementwise ops on 8 x 8, one gradient step; medians "
+          f"of {args.repeats}")
+    print(f"{'form':28} {'step s':>9} {'x whole':>8} {'us per op run':>14}")
+    base = None
+    for name, context_fn in forms:
+        grad = mindspore.value_and_grad(_Recomputed(args.ops, context_fn), grad_position=0)
+        grad(x)                                          # warm up
+        step = _median(lambda: grad(x), args.repeats)
+        base = base or step
+        print(f"{name:28} {step:>9.4f} {step / base:>8.2f} {(step - base) / ran * 1e6:>14.1f}")
 
 
 def main(argv=None):
@@ -136,6 +202,7 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--ops", type=int, default=300)
     args = parser.parse_args(argv)
     mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
     x = np.random.default_rng(0).standard_normal((args.batch, args.seq, args.dim)).astype(np.float32)
@@ -155,6 +222,7 @@ def main(argv=None):
     t, m = kept_by["torch", "policy"], kept_by["mindspore", "policy"]
     print(f"bytes kept under the policy: MindSpore / torch = {m / t:.4f}")
     marks_on_torch(args)
+    dispatch_overhead(args)
 
 
 if __name__ == "__main__":

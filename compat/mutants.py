@@ -19,6 +19,7 @@ weight_not_transferred     one parameter left at its initial value              
 sac_op_lost                the selective policy lost an op of its save list (bmm)              selective
 sac_policy_inverted        the policy's MUST_SAVE and PREFER_RECOMPUTE swapped                  selective
 sac_full_recompute         context_fn lost: selective checkpointing degraded to whole blocks    selective
+sac_op_data_lost           selective.yaml lost the MindSpore names of aten.bmm.default          selective
 =========================  ==================================================================  =============
 """
 from __future__ import annotations
@@ -169,6 +170,31 @@ def _invert(policy):
     return inverted
 
 
+def _op_data_without(torch_op: str):
+    """The MindSpore twin's contexts read selective.yaml with `torch_op`'s MindSpore ops missing (the op data, not
+    the policy, lost them): its policy is then shown those ops under their own names."""
+    def build(model, role):
+        import dataclasses
+
+        from recompat import mappings
+
+        from . import selective
+
+        original = getattr(model, "context_fn", None)
+        if original is None:
+            return model
+        data = mappings.default().selective
+        table = selective._Table(dataclasses.replace(data, ops=tuple(e for e in data.ops if e.torch != torch_op)))
+
+        def context_fn():
+            forward, recompute = original()
+            forward.table = table
+            return forward, recompute
+        model.context_fn = context_fn
+        return model
+    return build
+
+
 def _drop_context_fn(model, role):
     if getattr(model, "context_fn", None) is not None:
         model.context_fn = None              # mindspore.recompute(..., context_fn=None): the whole block
@@ -206,6 +232,9 @@ MUTANTS = (
            "selective_block", _SELECTIVE, build=_policy_changed(_invert)),
     Mutant("sac_full_recompute", "context_fn lost on the way: the MindSpore twin recomputes whole blocks",
            "selective_block", _SELECTIVE, build=_drop_context_fn),
+    Mutant("sac_op_data_lost", "selective.yaml lost the MindSpore ops that stand for aten.bmm.default: the "
+           "MindSpore twin's policy no longer recognises its batch matmuls", "selective_block", _SELECTIVE,
+           build=_op_data_without("aten.bmm.default")),
 )
 
 

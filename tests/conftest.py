@@ -34,8 +34,8 @@ class Net(torch.nn.Module):
 """
 
 # The MindSpore seed: a Dense marked with recompute() in __init__, an operator marked too, the rest plain.
-# Its whole translation to torch is the case tests/cases/to_torch/seed_marks_become_checkpointed_calls.
-MINDSPORE_SEED = (CASES / "to_torch" / "seed_marks_become_checkpointed_calls" / "before.py").read_text(encoding="utf-8")
+# Its whole translation to torch is the case tests/cases/to_torch/seed_cell_mark_checkpointed_operator_mark_dropped.
+MINDSPORE_SEED = (CASES / "to_torch" / "seed_cell_mark_checkpointed_operator_mark_dropped" / "before.py").read_text(encoding="utf-8")
 
 
 # -- MindSpore cells shared by tests/test_shims.py and tests/test_framework_facts.py ---------------------------

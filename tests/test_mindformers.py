@@ -71,6 +71,14 @@ def test_most_recompute_sites_are_rewritten(translated):
     assert len(rewritten) / len(sites) >= 0.9, (len(rewritten), len(sites))
 
 
+def test_what_stays_by_hand_is_select_recompute_by_name(translated):
+    """The marks left by hand are on `getattr(layer, name)`, mindformers' select recompute by name pattern: each is
+    reported as such (RC223), with what torch can do instead."""
+    manual = [s for f in translated[1]["files"] for s in f.get("sites", []) if s["status"] == "manual"]
+    assert manual
+    assert all(s["diagnostics"][-1]["code"] == "RC223" for s in manual), manual
+
+
 def test_no_recompute_is_left_without_a_reason(translated):
     """Every `.recompute(` the output still calls is a site left by hand, with its `# recompat:` line above."""
     out, _ = translated

@@ -70,11 +70,9 @@ class _Use(NamedTuple):
 
 class MindSporeToTorch(SiteLog):
     def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, classes: project.Tree | None = None,
-                 module: str | None = None, whole_model: bool = False):
+                 module: str | None = None):
         """`classes`: the package's modules (project.Tree), where a class, factory or attribute of another file
-        is looked up; `module`: this file's dotted name; `whole_model`: the model pass follows (--scope model),
-        so an operator whose entry makes it a torch layer class will be a module."""
-        self.whole_model = whole_model
+        is looked up; `module`: this file's dotted name."""
         self.src, self.tree, self.m = src, tree, mappings
         self.apis = mappings.by_mindspore_name
         self.function_entry = mappings.entry("recompute")
@@ -118,7 +116,6 @@ class MindSporeToTorch(SiteLog):
         self._layers: dict[int, tuple] = {}    # id(mark) -> (the layer it marks whole, its class): _layer_of_operator
         self._parameter_kinds: dict[int, str] = {}   # id(mark) -> what every call passes, for a mark on a parameter
         self._paired: dict[int, int] = {}      # id(mark or undo) -> the line of the undo or mark it cancels out
-        self._contested: dict[int, list] = {}  # id(undo) -> the lines of marks it may or may not undo
 
     # -- resolution ------------------------------------------------------------------------
 
@@ -362,8 +359,8 @@ class MindSporeToTorch(SiteLog):
 
     def _pair_undos(self) -> None:
         """A mark turned off again (`recompute(False)`) on the same object: where the undo follows the mark in
-        the same block, neither has an effect and both go (`_paired`: mark or undo -> the other's line);
-        elsewhere which one runs last is decided at run time, and the undo is left by hand (`_contested`)."""
+        the same block, neither has an effect and both go (`_paired`: mark or undo -> the other's line; RC221).
+        Elsewhere each goes on its own (RC215, RC222): torch gets neither."""
         def key(node, stmt, cls, func):
             assigned = self._assigned(node, stmt)
             return id(cls if cls is not None else func), ast.dump(node.func.value if assigned is None else assigned)
@@ -385,8 +382,6 @@ class MindSporeToTorch(SiteLog):
                 for mark, _ in earlier:
                     self._paired[id(mark)] = undo.lineno
                 self._paired[id(undo)] = earlier[-1][0].lineno
-            elif found:
-                self._contested[id(undo)] = [m.lineno for m, _ in found]
 
     @staticmethod
     def _block(func, stmt: ast.stmt) -> list | None:
@@ -422,23 +417,6 @@ class MindSporeToTorch(SiteLog):
             plans[id(node)] = calls
         return plans
 
-    def _only_called_after(self, target: ast.expr, stmt: ast.stmt, cls, func) -> bool:
-        """Is every use of `target` (`self.attr` in its class, or a name in its function) that may run after
-        `stmt` a call of it? Then rebinding it to a checkpointing wrapper at `stmt` checkpoints every call, and
-        nothing else sees the wrapper."""
-        if names.is_self_attr(target) and cls is not None:
-            uses = self._uses(cls).get(("self", target.attr), [])
-        elif isinstance(target, ast.Name) and func is not None:
-            uses = self._uses(func).get(target.id, [])
-        else:
-            return False
-        for u in uses:
-            n = u.node
-            before = func is not None and func.lineno <= n.lineno <= func.end_lineno and n.end_lineno < stmt.lineno
-            if u.call is None and not before and not stmt.lineno <= n.lineno <= stmt.end_lineno:
-                return False
-        return True
-
     def _uses(self, owner: ast.AST) -> dict:
         """Every read of a name or of `self.<attr>` under owner (keys as in project.assignments), each a _Use:
         the call it is the callee of, and whether it is the object of a method call that is a statement of its
@@ -469,37 +447,45 @@ class MindSporeToTorch(SiteLog):
         if kind == OTHER:
             return
         target = self.src.segment(self._receiver(mark))
+        if id(mark) in self._layers:   # the one operator a layer runs: an operator's mark
+            kind = PRIMITIVE
         entry = self.primitive_entry if kind == PRIMITIVE else self.cell_entry
         api = entry.mindspore["api"]
         if mark.func.attr in self.older:
             api, entry = self.older[mark.func.attr]
         site = self.site(mark, api)
-        if id(mark) in self._layers:
-            self.diag(site, "RC218", operator=self.src.segment(mark.func.value), layer=self._layers[id(mark)][1],
-                      target=target)
         if id(mark) in self._parameter_kinds:
             self.diag(site, "RC219", target=target, function=func.name, package=self.classes.package,
                       kind="a Cell" if kind == CELL else "an operator")
         leave = functools.partial(self._leave_mark, site, mark, stmt)
         if kind == PRIMITIVE and id(mark) in self._paired:   # (a Cell takes no recompute(False): RC216)
             return self._cancel(site, mark, stmt, self._paired[id(mark)])
-        if kind == PRIMITIVE and id(mark) in self._contested:
-            lines = ", ".join(map(str, self._contested[id(mark)]))
-            return leave(f"{target} is also marked (line {lines}), and which of the two runs last is decided at "
-                         "run time: decide by hand whether torch checkpoints its calls")
         if kind == PRIMITIVE and entry is not self.primitive_entry:
             return leave(f"{target} is an operator, and {api} is a Cell's")
+        if kind == UNKNOWN and (picked := self._picked_by_name(mark, func)) is not None:
+            self.diag(site, "RC223", target=target, value=picked)
+            return self.manual(site, stmt)
         if kind == UNKNOWN:
             where = "this file" if self.classes.package is None else \
                 f"the {self.classes.package} package (this file included)"
             return leave(f"{where} does not show that {target} is a Cell or an operator")
-        if not (isinstance(stmt, ast.Expr) and stmt.value is mark) and self._assigned(mark, stmt) is None:
-            return leave("its value is used (Primitive.recompute returns the operator): mark the object in a "
-                         "statement of its own, then translate again")
+        if kind == CELL and not (isinstance(stmt, ast.Expr) and stmt.value is mark) and self._assigned(mark, stmt) is None:
+            return leave("its value is used: mark the Cell in a statement of its own, then translate again")
         handler = RULES.handler(entry.rule, "mark")
         if handler is None:
             return leave(f"mapping entry {entry.id} names rule {entry.rule}, which does not apply to marks")
         handler(self, site, mark, stmt, entry, kind, plans.get(id(mark)), cls, func)
+
+    def _picked_by_name(self, mark: ast.Call, func) -> str | None:
+        """`getattr(layer, name)` with a name known only at run time, where the mark's object is that (or a local
+        name whose every value is that): the code of that call, else None. Select recompute by name pattern."""
+        receiver = self._receiver(mark)
+        values = [receiver] if isinstance(receiver, ast.Call) else \
+            self._assignments(func, receiver.id) if isinstance(receiver, ast.Name) and func is not None else []
+        if values and all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "getattr"
+                          and len(v.args) >= 2 and not isinstance(v.args[1], ast.Constant) for v in values):
+            return self.src.segment(values[0])
+        return None
 
     @staticmethod
     def _assigned(mark: ast.Call, stmt: ast.stmt) -> ast.expr | None:
@@ -527,9 +513,7 @@ class MindSporeToTorch(SiteLog):
         if isinstance(options, str):
             return leave(options)
         if calls is not None:
-            return self._checkpoint_calls(site, mark, stmt, calls, options, kind)
-        if kind == PRIMITIVE:
-            return self._wrap_in_place(site, mark, stmt, options, cls, func)
+            return self._checkpoint_calls(site, mark, stmt, calls, options)
         if (assigned := self._assigned(mark, stmt)) is not None:   # `self.block = Block().recompute()`
             return leave("its value is used: mark the Cell in a statement of its own, then translate again")
         options.pop(self.torch_reentrant_kw, None)
@@ -537,6 +521,17 @@ class MindSporeToTorch(SiteLog):
         args = ", ".join([target, *(f"{k}={v}" for k, v in options.items())])
         self.src.replace_node(stmt, f"{self.composable}({args})")
         self.diag(site, "RC211", target=target)
+
+    @RULES.register("drop_mark", on="mark")
+    def _drop_mark(self, site: Site, mark: ast.Call, stmt: ast.stmt, entry: Entry, kind: str,
+                   calls: list | None, cls, func) -> None:
+        """An operator's mark goes (RC222): torch keeps an operator's output for the backward of the operator that
+        uses it, so a checkpoint around one operator saves nothing and keeps its inputs too (measured,
+        bench/selective_bench.py)."""
+        if self._undoes(mark):
+            return self._undo(site, mark, stmt, kind)
+        self._remove_mark(mark, stmt)
+        self.diag(site, "RC222", target=self.src.segment(self._receiver(mark)))
 
     def _undoes(self, mark: ast.Call) -> bool:
         """`op.recompute(False)` / `recompute(mode=False)`: the call turns recompute off instead of marking."""
@@ -565,62 +560,6 @@ class MindSporeToTorch(SiteLog):
             edits.delete_statement(self.src, self.tree, stmt)
         else:
             self.src.replace_node(mark, self.src.segment(mark.func.value))
-
-    def _wrap_in_place(self, site: Site, mark: ast.Call, stmt: ast.stmt, options: dict, cls, func) -> None:
-        """An operator whose calls are not all in sight (a mark under a condition, or outside __init__): rebound
-        at the mark to a partial of torch's checkpoint, so every later call is checkpointed and the mark keeps
-        its condition; only where every later use is a call."""
-        assigned = self._assigned(mark, stmt)
-        receiver = assigned if assigned is not None else self._receiver(mark)
-        if id(mark) in self._parameter_kinds and assigned is None:
-            return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is a parameter: rebinding it to "
-                                                      "a checkpointing partial here would not reach the object the "
-                                                      "caller holds: mark the caller's calls with "
-                                                      "torch.utils.checkpoint.checkpoint")
-        if not (isinstance(receiver, ast.Name) or names.is_self_attr(receiver)):
-            return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is called by code of another "
-                                                      "object, out of sight: mark each call with "
-                                                      "torch.utils.checkpoint.checkpoint")
-        if not self._only_called_after(receiver, stmt, cls, func):
-            return self._leave_mark(site, mark, stmt, f"{self.src.segment(receiver)} is used after the mark other "
-                                                      "than by calling it: mark each call with "
-                                                      "torch.utils.checkpoint.checkpoint")
-        if assigned is None and self.whole_model and (layer := self._becomes_a_layer(receiver, cls, func)):
-            # torch refuses a partial in place of a submodule: mark the module in place instead
-            self.imports_needed.add(self.composable.rsplit(".", 1)[0])
-            self.src.replace_node(stmt, f"{self.composable}({self.src.segment(receiver)})")
-            return self.diag(site, "RC220", target=self.src.segment(receiver), layer=layer)
-        self.imports_needed.add("functools")
-        options = {self.torch_reentrant_kw: "False", **options}
-        operator = self.src.segment(self._receiver(mark))
-        extra = ", ".join(f"{k}={v}" for k, v in options.items())
-        wrapped = f"functools.partial({self._checkpoint_name()}, {operator}, {extra})"
-        if assigned is not None:
-            self.src.replace_node(mark, wrapped)
-        else:
-            self.src.replace_node(stmt, f"{operator} = {wrapped}")
-        self.diag(site, "RC217", target=self.src.segment(receiver))
-
-    def _becomes_a_layer(self, receiver: ast.expr, cls, func) -> str | None:
-        """The torch layer class (`torch.nn.ReLU`) every operator the receiver holds becomes in the whole-model
-        translation (its entry's torch API), or None."""
-        owner, key = (cls, ("self", receiver.attr)) if names.is_self_attr(receiver) else (func, receiver.id)
-        values = self._assignments(owner, key) if owner is not None else []
-        entries = [self._entry_of(q) for v in values for q in project.made_by(v, self.module_scope, self.module,
-                                                                               self.chained)]
-        layers = {e.torch.get("api") for e in entries if e is not None}
-        if not entries or None in entries or len(layers) != 1:
-            return None
-        layer = layers.pop()
-        return layer if layer and self.m.frameworks["torch"].is_model_class(layer) else None
-
-    def _entry_of(self, qual: str | None) -> Entry | None:
-        """The proven entry of the whole-model translation for a MindSpore name, a re-exported one read as its
-        public name."""
-        if qual is None:
-            return None
-        entry = self.m.model_scope["mindspore"].get(self.m.frameworks["mindspore"].public_name(qual))
-        return entry if entry is not None and entry.proven else None
 
     def _mark_options(self, site: Site, mark: ast.Call, entry: Entry) -> dict | str:
         """torch keyword -> value text for the checkpoint calls, or why the mark cannot be converted."""
@@ -704,8 +643,7 @@ class MindSporeToTorch(SiteLog):
             return True
         return any(isinstance(b, ast.Name) and self._defines(b.id, method, (*seen, name)) for b in cls.bases)
 
-    def _checkpoint_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, calls: list, options: dict,
-                          kind: str) -> None:
+    def _checkpoint_calls(self, site: Site, mark: ast.Call, stmt: ast.stmt, calls: list, options: dict) -> None:
         """Delete the mark (a mark used as a value gives its operator); checkpoint each call of the marked
         attribute."""
         assigned = self._assigned(mark, stmt)
@@ -733,8 +671,7 @@ class MindSporeToTorch(SiteLog):
                 src.replace(src.end(call.func), src.end(call), f", {extra})")
         self._remove_mark(mark, stmt)
         lines = ", ".join(f"line {c.lineno}" for c in calls)
-        code = "RC214" if kind == PRIMITIVE else "RC210"
-        self.diag(site, code, target=target, calls=lines)
+        self.diag(site, "RC210", target=target, calls=lines)
 
 
 def settle_imports(src: Source, tree: ast.Module, mappings: Mappings, needed: set[str], ms_names: set[str]) -> None:

@@ -81,7 +81,7 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     when it parsed it (None when it passed the file over)."""
     result = FileResult(path)
     if to == "torch":
-        return _to_torch(data, path, package, m, result, classes, whole_model=scope == "model")
+        return _to_torch(data, path, package, m, result, classes)
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
 
@@ -100,7 +100,7 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
 
 
 def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult,
-              classes=None, whole_model: bool = False) -> tuple[FileResult, Origin, ast.Module | None]:
+              classes=None) -> tuple[FileResult, Origin, ast.Module | None]:
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.mindspore_to_torch import MindSporeToTorch, import_markers, settle_imports
 
@@ -108,7 +108,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult
         return result, Origin(), None
     src = Source(data, path, package)
     tree = src.parse()
-    tx = MindSporeToTorch(src, tree, m, classes, project.module_name(path, package), whole_model)
+    tx = MindSporeToTorch(src, tree, m, classes, project.module_name(path, package))
     result.sites = tx.run()
     return (*_finish(data, src, tree, result,
                      lambda s2, t2: settle_imports(s2, t2, m, tx.imports_needed, tx.ms_names_rewritten),

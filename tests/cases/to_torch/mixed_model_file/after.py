@@ -33,7 +33,7 @@ class Net(nn.Cell):
 
     def construct(self, x):
         x = self.fc1(x)
-        x = torch.utils.checkpoint.checkpoint(self.relu2, torch.utils.checkpoint.checkpoint(self.fc2, x, use_reentrant=False), use_reentrant=False)
+        x = self.relu2(torch.utils.checkpoint.checkpoint(self.fc2, x, use_reentrant=False))
         x = torch.utils.checkpoint.checkpoint(self.blk, x, use_reentrant=False)
         x = torch.utils.checkpoint.checkpoint(self.kw, x, scale=0.5, use_reentrant=False)
         x = torch.utils.checkpoint.checkpoint(self.out, x, use_reentrant=False)

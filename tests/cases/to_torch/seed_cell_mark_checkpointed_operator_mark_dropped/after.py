@@ -17,6 +17,6 @@ class Net(nn.Cell):
         x = self.fc1(x)
         x = self.relu1(x)
         x = torch.utils.checkpoint.checkpoint(self.fc2, x, use_reentrant=False)
-        x = torch.utils.checkpoint.checkpoint(self.relu2, x, use_reentrant=False)
+        x = self.relu2(x)
         x = self.fc3(x)
         return x

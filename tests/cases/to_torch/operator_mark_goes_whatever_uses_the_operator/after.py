@@ -1,0 +1,7 @@
+from mindspore import ops
+
+
+class Net:
+    def __init__(self):
+        self.softmax = ops.Softmax()
+        self.layers = [self.softmax]
