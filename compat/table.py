@@ -67,6 +67,9 @@ class Verdict:
     reason: str = ""
     max_error: float | None = None
     tried: list[str] = field(default_factory=list)   # the calls made, as text
+    # where float32 agrees: the defaults' call again with the floating inputs of each other dtype torch takes
+    # (DTYPES): "agrees", "differs: ...", "no kernel: ..."
+    dtypes: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -280,13 +283,34 @@ def _first_line(exc: Exception) -> str:
 
 # how MindSpore 2.10 says an op has no kernel on the device (CPU): "The kernel AcosExt unregistered.",
 # "conv3d only supports Ascend.", "Not found op FuncMaxPool2D on device CPU", "Create kernelmod for op LayerNormExt
-# failed"
+# failed", "Select CPU operator[Sin] fail! Unsupported data type!" (a kernel, not for this dtype)
 _NO_KERNEL = re.compile(r"unregistered|only supports? Ascend|Not found op \w+ on device|not supported on (?:CPU|GPU)"
-                        r"|Kernel select failed|Create kernelmod for op \w+ failed")
+                        r"|Kernel select failed|Create kernelmod for op \w+ failed"
+                        r"|Select (?:CPU|GPU) operator\[\w+\] fail! Unsupported data type")
 
 
 def _no_kernel(exc: Exception) -> bool:
     return _NO_KERNEL.search(str(exc)) is not None
+
+
+DTYPES = ("float16", "int64", "bool")   # tried beside float32 where a row agrees
+
+
+def _floating(value) -> bool:
+    values = value if isinstance(value, list) else [value]
+    return all(isinstance(v, np.ndarray) and np.issubdtype(v.dtype, np.floating) for v in values)
+
+
+def _as_dtype(value, dtype: str):
+    """A floating input (an array, or a list of them) in another dtype: float16 as it is; int64 as small integers
+    (1 to 9 from the probes' uniform inputs); bool true above the median."""
+    if isinstance(value, list):
+        return [_as_dtype(v, dtype) for v in value]
+    if dtype == "bool":
+        return value > np.median(value)
+    if dtype == "int64":
+        return np.rint(value * 10).astype(np.int64)
+    return value.astype(dtype)
 
 
 class _Differs(Exception):
@@ -320,6 +344,10 @@ def _compare(t_out: list, m_out: list) -> float:
             both = np.isfinite(a64) & np.isfinite(b64)
             err = float(np.max(np.abs(a64 - b64)[both])) if both.any() else 0.0
         if bad.any():
+            lone = bad & (np.isfinite(a.astype(np.float64)) != np.isfinite(b.astype(np.float64)))
+            if lone.any():   # NaN or infinity on one side only: no error to measure there
+                raise _Differs(f"output {i}: {int(lone.sum())} value(s) NaN or infinite on one side only, finite "
+                               f"on the other", err)
             raise _Differs(f"output {i}: values differ (largest error {err:.3g})", err)
         worst = max(worst, err)
     return worst
@@ -427,6 +455,34 @@ class Probe:
             shapes = None
             call = lambda extra: self._call(t_fn, m_fn, method, given, extra, names)   # noqa: E731
         self._run(row, v, given, tries, call, shapes)
+        if v.verdict == "agrees" and not layer and not self._draws:
+            v.dtypes = self._dtypes(given, lambda inputs: self._call(t_fn, m_fn, method, inputs, {}, names))
+
+    def _dtypes(self, given: dict, call) -> dict[str, str]:
+        """The defaults' call with the floating inputs in each of DTYPES (no gradients): a dtype torch refuses
+        is left out (the API does not take it)."""
+        floating = {k for k, (kind, value) in given.items()
+                    if kind in ("tensor", "constant", "tensors") and _floating(value)}
+        found = {}
+        if not floating:
+            return found
+        grad, self._grad = self._grad, False
+        try:
+            for dtype in DTYPES:
+                inputs = {k: (kind, _as_dtype(value, dtype) if k in floating else value)
+                          for k, (kind, value) in given.items()}
+                try:
+                    call(inputs)
+                    found[dtype] = "agrees"
+                except _TorchRefuses:
+                    continue
+                except _NoKernel as k:
+                    found[dtype] = f"no kernel: {k}"
+                except _Differs as d:
+                    found[dtype] = f"differs: {d.what}"
+        finally:
+            self._grad = grad
+        return found
 
     def _run(self, row: Row, v: Verdict, given: dict, tries: list, call, shapes: str | None) -> None:
         """The calls (defaults, then each value to try), each made on both sides by `call`, and the verdict."""
@@ -722,9 +778,19 @@ def _record_text(verdicts: list[Verdict]) -> bytes:
     import json
 
     rows = [{"section": v.section, "torch_api": v.torch_api, "mindspore_api": v.mindspore_api,
-             "official": v.official, "verdict": v.verdict, "reason": v.reason} for v in verdicts]
+             "official": v.official, "verdict": v.verdict, "reason": v.reason, **({"dtypes": v.dtypes} if v.dtypes
+                                                                                  else {})} for v in verdicts]
     return (json.dumps({"kind": KIND, "summary": summary(verdicts), "rows": rows}, indent=1, ensure_ascii=False)
             + "\n").encode()
+
+
+def _decided(row: dict) -> tuple:
+    """What --check holds a row to: its verdict and, per other dtype, the outcome's kind (not its wording)."""
+    return row.get("verdict"), tuple(sorted((d, o.split(":")[0]) for d, o in (row.get("dtypes") or {}).items()))
+
+
+def _kinds(dtypes: tuple) -> str:
+    return ", ".join(f"{d} {o}" for d, o in dtypes) or "none"
 
 
 def run(table: Path | None = None, apis: list[str] | None = None, json_path: Path | None = None,
@@ -758,7 +824,8 @@ def run(table: Path | None = None, apis: list[str] | None = None, json_path: Pat
     for v in verdicts:
         if v.verdict != "out of scope" and not quiet:
             error = f" (largest error {v.max_error:.3g})" if v.max_error else ""
-            print(f"{v.torch_api} -> {v.mindspore_api or '-'}: {v.verdict}{error}: {v.reason}", file=stdout)
+            dtypes = "".join(f"; {d}: {outcome}" for d, outcome in v.dtypes.items())
+            print(f"{v.torch_api} -> {v.mindspore_api or '-'}: {v.verdict}{error}: {v.reason}{dtypes}", file=stdout)
     counts = summary(verdicts)
     in_scope = len(verdicts) - counts["out of scope"]
     decided = in_scope - counts["not probed"]
@@ -775,10 +842,13 @@ def run(table: Path | None = None, apis: list[str] | None = None, json_path: Pat
         print(f"recompat: recorded {len(verdicts)} verdicts in {VERDICTS_FILE}", file=stderr)
     if check:
         changed = [(v, before.get(v.torch_api)) for v in verdicts
-                   if (before.get(v.torch_api) or {}).get("verdict") != v.verdict]
+                   if _decided(before.get(v.torch_api) or {}) != _decided(v.as_dict())]
         for v, old in changed:
-            was = old["verdict"] if old else "no recorded verdict"
-            print(f"recompat: {v.torch_api}: {was} -> {v.verdict} ({v.reason})", file=stderr)
+            was, now = _decided(old or {}), _decided(v.as_dict())
+            text = f"{was[0] or 'no recorded verdict'} -> {now[0]}"
+            if was[1] != now[1]:
+                text += f"; other dtypes: {_kinds(was[1])} -> {_kinds(now[1])}"
+            print(f"recompat: {v.torch_api}: {text} ({v.reason})", file=stderr)
         if changed:
             print(f"recompat: {len(changed)} verdict(s) changed: look at them, then `recompat verify-table "
                   f"--record`", file=stderr)

@@ -179,7 +179,9 @@ _TEXT = {
                        "{mindspore_v} (PyNative, CPU): a probe generated from the torch API's signature gives both "
                        "the same inputs, compares the outputs (values, shapes, dtypes) and, where they are floating, "
                        "the gradients, with torch.testing's tolerances, then calls again with another value for "
-                       "each parameter that has a default. The verdicts as data: [table.json](../table.json).",
+                       "each parameter that has a default. Where float32 agrees, the defaults' call is made again "
+                       "with the floating inputs as float16, int64 and bool, where torch takes them (no gradients). "
+                       "The verdicts as data: [table.json](../table.json).",
         "table_coverage": "A verdict for {decided} of the {in_scope} rows in scope ({share}).",
         "table_verdict": "Verdict",
         "table_rows": "Rows",
@@ -187,6 +189,10 @@ _TEXT = {
         "table_wrong_intro": "Rows the table calls consistent (in any wording) that differ, have no kernel on the "
                              "CPU, or are missing in the installed MindSpore.",
         "table_head": "| PyTorch | MindSpore | The table says | Verdict | Evidence |",
+        "table_dtypes_title": "Where float32 agrees and another dtype does not",
+        "table_dtypes_intro": "Rows whose float32 calls agree, and whose call with float16, int64 or bool inputs "
+                              "(which torch takes) differs or has no CPU kernel in MindSpore.",
+        "table_dtypes_head": "| PyTorch | MindSpore | The table says | Other dtypes |",
         "verdicts": {"agrees": "agrees", "differs": "differs", "no kernel": "no kernel (CPU)", "missing": "missing",
                      "not probed": "not probed", "out of scope": "out of scope"},
     },
@@ -304,7 +310,8 @@ _TEXT = {
                        "`recompat verify-table` 在 torch {torch_v} 与 MindSpore {mindspore_v} 上(PyNative,CPU)"
                        "逐行运行:根据 torch API 的签名生成探测,给两边相同的输入,按 torch.testing 的容差比较输出"
                        "(数值、形状、数据类型)以及浮点输出的梯度,再对每个有默认值的参数换一个取值调用一次。"
-                       "判定结果的数据:[table.json](../table.json)。证据列为探测输出的原文(英文)。",
+                       "float32 一致的行,再以 float16、int64 与 bool 的输入(torch 接受时)调用一次默认参数"
+                       "(不比较梯度)。判定结果的数据:[table.json](../table.json)。证据列为探测输出的原文(英文)。",
         "table_coverage": "范围内共 {in_scope} 行,其中 {decided} 行有判定({share})。",
         "table_verdict": "判定",
         "table_rows": "行数",
@@ -312,6 +319,10 @@ _TEXT = {
         "table_wrong_intro": "映射表称一致(不论措辞)的行中,实测结果不一致、在 CPU 上没有内核,或在已安装的 "
                              "MindSpore 中不存在的行。",
         "table_head": "| PyTorch | MindSpore | 映射表的说法 | 判定 | 证据 |",
+        "table_dtypes_title": "float32 一致、其他数据类型不一致的行",
+        "table_dtypes_intro": "float32 调用一致,而以 float16、int64 或 bool 输入(torch 接受)调用时结果不一致,"
+                              "或 MindSpore 在 CPU 上没有对应内核的行。",
+        "table_dtypes_head": "| PyTorch | MindSpore | 映射表的说法 | 其他数据类型 |",
         "verdicts": {"agrees": "一致", "differs": "不一致", "no kernel": "无内核(CPU)", "missing": "缺失",
                      "not probed": "未探测", "out of scope": "不在范围内"},
     },
@@ -646,19 +657,25 @@ def _table_md(env, recorded: dict, lang: str) -> str:
     rows = recorded["rows"]
     label = t["verdicts"]
 
+    def dtypes(r, only_failing=False):
+        return "; ".join(f"{d}: {outcome}" for d, outcome in (r.get("dtypes") or {}).items()
+                         if not (only_failing and outcome == "agrees"))
+
     def shown(r):
         return dict(torch=r["torch_api"], mindspore=r["mindspore_api"] or "-", official=r["official"],
-                    verdict=label[r["verdict"]], reason=r["reason"])
+                    verdict=label[r["verdict"]], reason="; ".join(filter(None, [r["reason"], dtypes(r)])),
+                    dtypes=dtypes(r, only_failing=True))
 
     counts = recorded["summary"]
     in_scope = len(rows) - counts.get("out of scope", 0)
     decided = in_scope - counts.get("not probed", 0)
     wrong = [shown(r) for r in rows if r["official"].lower().startswith("consistent")
              and r["verdict"] in ("differs", "no kernel", "missing")]
+    other_dtypes = [shown(r) for r in rows if r["verdict"] == "agrees" and dtypes(r, only_failing=True)]
     sections = [(name, [shown(r) for r in rows if r["section"] == name])
                 for name in dict.fromkeys(r["section"] for r in rows)]
     return env.get_template("table.md").render(
-        t=t, mark=MARK, wrong=wrong, sections=sections,
+        t=t, mark=MARK, wrong=wrong, other_dtypes=other_dtypes, sections=sections,
         counts=[(label[k], counts[k]) for k in VERDICTS if counts.get(k)],
         intro=t["table_intro"].format(rows=len(rows), torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]),
         coverage=t["table_coverage"].format(decided=decided, in_scope=in_scope,

@@ -412,7 +412,9 @@ def _table(doc: dict):
         error = r.get("max_error")
         rows.append(dict(section=r["section"], torch_api=r["torch_api"], mindspore_api=r["mindspore_api"] or "-",
                          official=r["official"], verdict=r["verdict"], rank=_TABLE_RANK[r["verdict"]],
-                         badge=_TABLE_BADGE[r["verdict"]], reason=r["reason"], tried="\n".join(r.get("tried") or ()),
+                         badge=_TABLE_BADGE[r["verdict"]],
+                         reason="; ".join([r["reason"], *(f"{d}: {o}" for d, o in (r.get("dtypes") or {}).items())]),
+                         tried="\n".join(r.get("tried") or ()),
                          max_error=_num(error) if error else "", open=r["verdict"] == "differs"))
     counts = doc["summary"]
     in_scope = len(rows) - counts.get("out of scope", 0)

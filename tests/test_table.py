@@ -91,6 +91,10 @@ def test_every_recorded_verdict_holds(whole_table):
     for v in whole_table:
         if v.verdict == "differs":
             assert v.reason == RECORDED[v.torch_api]["reason"]
+        # each other dtype's outcome too; a difference shown again in the same words
+        recorded = RECORDED[v.torch_api].get("dtypes") or {}
+        assert {d: o.split(":")[0] for d, o in v.dtypes.items()} == {d: o.split(":")[0] for d, o in recorded.items()}
+        assert all(o == recorded[d] for d, o in v.dtypes.items() if o.startswith("differs")), v.torch_api
 
 
 def test_the_record_holds_every_verdict_kind_the_table_needs():
@@ -195,7 +199,28 @@ def test_cli_check_fails_where_a_verdict_changed(tmp_path, monkeypatch, capsys):
     changed["torch.abs"] = {**changed["torch.abs"], "verdict": "no kernel"}
     monkeypatch.setattr(table, "recorded", lambda path=None: changed)
     assert main(["verify-table", "--check", "-q", "--api", "torch.abs", "--api", "torch.acos"]) == 1
-    assert "torch.abs: no kernel -> agrees" in capsys.readouterr().err
+    assert "torch.abs: no kernel -> agrees (" in capsys.readouterr().err
+
+
+def test_cli_check_fails_where_another_dtype_changed(monkeypatch, capsys):
+    """A row whose float32 verdict holds but whose float16 outcome changed is a change too."""
+    changed = dict(RECORDED)
+    assert changed["torch.abs"]["dtypes"]["float16"] == "agrees"
+    changed["torch.abs"] = {**changed["torch.abs"], "dtypes": {**changed["torch.abs"]["dtypes"],
+                                                              "float16": "no kernel: planted"}}
+    monkeypatch.setattr(table, "recorded", lambda path=None: changed)
+    assert main(["verify-table", "--check", "-q", "--api", "torch.abs"]) == 1
+    assert "torch.abs: agrees -> agrees; other dtypes: float16 no kernel, int64 agrees -> float16 agrees, int64 " \
+           "agrees" in capsys.readouterr().err
+
+
+def test_other_dtypes_are_tried_where_float32_agrees():
+    """torch.sin agrees in float32; MindSpore 2.10 has no CPU Sin kernel for int64 nor bool inputs (torch promotes
+    them to float32), and mint.sinc gives NaN at 0 for a bool input where torch gives 1: each is recorded."""
+    sin, sinc = RECORDED["torch.sin"], RECORDED["torch.sinc"]
+    assert sin["verdict"] == "agrees" and sin["dtypes"]["float16"] == "agrees"
+    assert sin["dtypes"]["int64"].startswith("no kernel: Select CPU operator[Sin] fail! Unsupported data type")
+    assert sinc["dtypes"]["bool"].startswith("differs: output 0: 3 value(s) NaN or infinite on one side only")
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -229,8 +254,18 @@ def test_the_page_lists_every_consistency_claim_that_does_not_hold(lang, consist
     expected = [api for api, r in RECORDED.items() if r["official"].lower().startswith("consistent")
                 and r["verdict"] in ("differs", "no kernel", "missing")]
     assert listed == expected and len(expected) > 50
-    every_row = re.findall(r"^\| `(torch[\w.]*)` \|", page.split("\n## ", 2)[2], re.M)
+    every_row = re.findall(r"^\| `(torch[\w.]*)` \|", page.split("\n## ", 3)[3], re.M)
     assert every_row == list(RECORDED)   # then every row, by section, in the table's order
+
+
+@pytest.mark.parametrize("lang, title", [("en", "Where float32 agrees and another dtype does not"),
+                                         ("zh", "float32 一致、其他数据类型不一致的行")])
+def test_the_page_lists_every_row_another_dtype_breaks(lang, title):
+    page = (DOCS / lang / "table.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| `(torch[\w.]*)` \|", page.split(f"## {title}", 1)[1].split("\n## ", 1)[0], re.M)
+    expected = [api for api, r in RECORDED.items() if r["verdict"] == "agrees"
+                and any(o != "agrees" for o in (r.get("dtypes") or {}).values())]
+    assert listed == expected and len(expected) > 30
 
 
 def test_the_json_beside_the_page_is_the_record():
