@@ -6,9 +6,9 @@ packages are named monai):
 
 TRANSLATED_ROOT holds the translated copy of the package (TRANSLATED_ROOT/monai); OUT.json gets, per network and
 mode, "pass", "fail: ..." or "error: ..."; the NETWORKs named (keys of NETWORKS), or all of them.
-With --graph: per network whose torch original reruns modules in backward (its checkpointing), those modules
-("regions"), the operators the translation's GRAPH-mode gradient recomputes ("recomputed") and the regions with
-none of them ("unrecomputed"), or "error".
+With --graph: per network, whether the translation's gradient compiles in GRAPH mode ("error": why not), the
+operators it recomputes ("recomputed") and, where the torch original reruns modules in backward (its
+checkpointing), those modules ("regions") and the regions with none of the recomputed operators ("unrecomputed").
 """
 from __future__ import annotations
 
@@ -129,17 +129,19 @@ def graph(root: str, out: str, *only: str) -> int:
         torch.manual_seed(0)
         regions = torch_recomputed_modules(functools.reduce(getattr, factory.split("."), original)(**kwargs).train(),
                                            torch.tensor(x, requires_grad=True))
-        if not regions:
-            continue
+        results[network] = found = {"regions": regions} if regions else {}
         try:
             with _importing(translated):
                 m = functools.reduce(getattr, factory.split("."), ported)(**kwargs)
                 m.set_train(True)
-                found = recomputed_ops(m, ms.Tensor(x))
-            results[network] = {"regions": regions, "recomputed": len(found),
-                                "unrecomputed": unrecomputed(found, regions)}
+                ops = recomputed_ops(m, ms.Tensor(x))
+            found["recomputed"] = len(ops)
+            if regions:
+                found["unrecomputed"] = unrecomputed(ops, regions)
         except Exception as exc:   # noqa: BLE001 - every network's own result is the point
-            results[network] = {"regions": regions, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+            cause = exc.__cause__ or exc    # MindSpore's message: its first line that says something
+            first = next((line for line in str(cause).splitlines() if line.strip(" -")), "")
+            found["error"] = f"{type(exc).__name__}: {first[:200]}"
     with open(out, "w", encoding="utf-8") as f:
         json.dump(results, f, indent=1)
     return 0

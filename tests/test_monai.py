@@ -149,12 +149,44 @@ def graph_recomputed(translated, tmp_path_factory):
     return json.loads(out.read_text())
 
 
+# why a translated network's gradient does not compile in GRAPH mode yet; strict: one that starts to compile fails
+GRAPH_NOT_YET = {
+    "SegResNet": "GRAPH mode runs part of its construct as Python (a PyExecute node)",
+    "SegResNetDS": "GRAPH mode runs part of its construct as Python (a PyExecute node)",
+    "HighResNet": "GRAPH mode runs part of a residual block as Python (a PyExecute node)",
+    "ViT": "einops' Rearrange layer picks its backend in Python (einops/_backends.py): not compilable",
+    "UNETR": "einops' Rearrange layer picks its backend in Python (einops/_backends.py): not compilable",
+    "ViTAutoEnc": "einops' Rearrange layer picks its backend in Python (einops/_backends.py): not compilable",
+    "GlobalNet": "an import statement inside a method its construct calls",
+    "LocalNet": "its upsampling splits a tensor with SplitTensor, which has no CPU kernel when compiled",
+    "VNet": "3-D channel dropout on a 4-D input (as in PyNative, NOT_YET)",
+    "SegResNetVAE": "it reads self.vae_fc1.in_features, a torch Linear's attribute (as in PyNative, NOT_YET)",
+}
+
+
+def _graph_case(network: str):
+    why = GRAPH_NOT_YET.get(network)
+    return pytest.param(network, id=network, marks=pytest.mark.xfail(strict=True, reason=why)) if why else network
+
+
+@pytest.mark.runtime
+@pytest.mark.parametrize("network", [_graph_case(n) for n in NETWORKS])
+def test_the_translated_network_compiles_in_graph_mode(graph_recomputed, network):
+    """MindSpore's GRAPH mode compiles the translation's gradient (read by recompat.compat.recomputed_ops, which
+    also refuses a cell it runs partly as Python)."""
+    assert "error" not in graph_recomputed[network], graph_recomputed[network]
+
+
 @pytest.mark.runtime
 def test_the_translated_checkpointing_recomputes_in_graph_mode_what_torch_reruns(graph_recomputed):
     """Each network whose torch original reruns modules in backward (its checkpointing, measured): the translation's
     GRAPH-mode gradient recomputes operators inside every one of those modules. (MONAI's wrapper checkpoints the
     blocks its UNet builds as Sequentials; the function form's mark is dropped there, a Cell's is kept.)"""
-    assert "CheckpointUNet" in graph_recomputed, graph_recomputed
-    for network, found in graph_recomputed.items():
+    checkpointed = {network: found for network, found in graph_recomputed.items() if found.get("regions")}
+    assert list(checkpointed) == ["CheckpointUNet"], checkpointed
+    for network, found in checkpointed.items():
         assert "error" not in found, (network, found)
         assert found["unrecomputed"] == [], (network, found)
+    # and nothing is recomputed where nothing is checkpointed
+    assert all(found.get("recomputed", 0) == 0 for network, found in graph_recomputed.items()
+               if network not in checkpointed), graph_recomputed
