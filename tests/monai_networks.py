@@ -112,27 +112,39 @@ def _both(root: str):
     return ported, translated, original
 
 
+def _networks(only: tuple):
+    """(name, how to build it from a nets module, its input) of each network asked for (all where none is)."""
+    import numpy as np
+
+    for network, (factory, kwargs, shape) in NETWORKS.items():
+        if not only or network in only:
+            build = lambda nets, factory=factory, kwargs=kwargs: functools.reduce(   # noqa: E731
+                getattr, factory.split("."), nets)(**kwargs)
+            yield network, build, np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+def _write(out: str, results: dict) -> int:
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=1)
+    return 0
+
+
 def graph(root: str, out: str, *only: str) -> int:
     ported, translated, original = _both(root)
     import mindspore as ms
-    import numpy as np
     import torch
 
     from recompat.compat import recomputed_ops, torch_recomputed_modules
     from recompat.compat.graph_recompute import unrecomputed
 
     results = {}
-    for network, (factory, kwargs, shape) in NETWORKS.items():
-        if only and network not in only:
-            continue
-        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    for network, build, x in _networks(only):
         torch.manual_seed(0)
-        regions = torch_recomputed_modules(functools.reduce(getattr, factory.split("."), original)(**kwargs).train(),
-                                           torch.tensor(x, requires_grad=True))
+        regions = torch_recomputed_modules(build(original).train(), torch.tensor(x, requires_grad=True))
         results[network] = found = {"regions": regions} if regions else {}
         try:
             with _importing(translated):
-                m = functools.reduce(getattr, factory.split("."), ported)(**kwargs)
+                m = build(ported)
                 m.set_train(True)
                 ops = recomputed_ops(m, ms.Tensor(x))
             found["recomputed"] = len(ops)
@@ -142,39 +154,31 @@ def graph(root: str, out: str, *only: str) -> int:
             cause = exc.__cause__ or exc    # MindSpore's message: its first line that says something
             first = next((line for line in str(cause).splitlines() if line.strip(" -")), "")
             found["error"] = f"{type(exc).__name__}: {first[:200]}"
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=1)
-    return 0
+    return _write(out, results)
 
 
 def main(root: str, out: str, *only: str) -> int:
     ported, translated, original = _both(root)
 
-    import numpy as np
     import torch
 
     from recompat.compat import compare
 
     results = {}
-    for network, (factory, kwargs, shape) in NETWORKS.items():
-        if only and network not in only:
-            continue
-        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    for network, build, x in _networks(only):
         for training in (False, True):
             key = f"{network}-{'train' if training else 'eval'}"
             try:
                 torch.manual_seed(0)
-                t = functools.reduce(getattr, factory.split("."), original)(**kwargs).train(training)
+                t = build(original).train(training)
                 with _importing(translated):
-                    m = functools.reduce(getattr, factory.split("."), ported)(**kwargs)
+                    m = build(ported)
                     m.set_train(training)
                     report = compare(t, m, [x])
                 results[key] = "pass" if report.passed else "fail: " + str(report).splitlines()[-1]
             except Exception as exc:   # noqa: BLE001 - every network's own result is the point
                 results[key] = f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=1)
-    return 0
+    return _write(out, results)
 
 
 if __name__ == "__main__":
