@@ -113,7 +113,7 @@ class MindSporeToTorch(SiteLog):
         self.classes.add(self.module, tree)
         self._bindings: dict[int, dict] = {}   # id(owner) -> project.assignments(owner)
         self._use_cache: dict[int, dict] = {}  # id(owner) -> _uses(owner)
-        self._layers: dict[int, tuple] = {}    # id(mark) -> (the layer it marks whole, its class): _layer_of_operator
+        self._layers: dict[int, tuple] = {}    # id(mark) -> (the layer whose one operator it marks, its class)
         self._parameter_kinds: dict[int, str] = {}   # id(mark) -> what every call passes, for a mark on a parameter
         self._paired: dict[int, int] = {}      # id(mark or undo) -> the line of the undo or mark it cancels out
 
@@ -469,7 +469,8 @@ class MindSporeToTorch(SiteLog):
             where = "this file" if self.classes.package is None else \
                 f"the {self.classes.package} package (this file included)"
             return leave(f"{where} does not show that {target} is a Cell or an operator")
-        if kind == CELL and not (isinstance(stmt, ast.Expr) and stmt.value is mark) and self._assigned(mark, stmt) is None:
+        used = not (isinstance(stmt, ast.Expr) and stmt.value is mark) and self._assigned(mark, stmt) is None
+        if kind == CELL and used:   # (an operator's mark gives its operator: it goes wherever it is)
             return leave("its value is used: mark the Cell in a statement of its own, then translate again")
         handler = RULES.handler(entry.rule, "mark")
         if handler is None:
