@@ -27,6 +27,8 @@ has no CPU kernel in 2.10).
 ``scaled_dot_product_attention(query, key, value, ...)`` is torch's F.scaled_dot_product_attention from matmuls
 and a softmax (MindSpore 2.10 has none that runs on CPU).
 
+``as_tensor(data, dtype=None)`` is torch.as_tensor: a tensor given is the tensor itself (GRAPH mode compiles it).
+
 ``logsigmoid(input)`` is torch's F.logsigmoid for every float (MindSpore's gives -inf and NaN gradients below
 about -88.5 in float32).
 
@@ -45,16 +47,18 @@ import inspect
 import string
 import warnings
 
-__all__ = ["add_child", "assign", "einsum", "initialized", "layer_norm", "layer_tensor", "logsigmoid", "ModuleDict",
-           "no_grad", "roll", "scaled_dot_product_attention", "tensor_to", "torch_signature", "UniformBetween"]
+__all__ = ["add_child", "as_tensor", "assign", "einsum", "initialized", "layer_norm", "layer_tensor", "logsigmoid",
+           "ModuleDict", "no_grad", "roll", "scaled_dot_product_attention", "tensor_to", "torch_signature", "UniformBetween"]
 
 
 def __getattr__(name: str):
-    # classes on MindSpore's, made when they are first asked for (importing this module imports no framework)
+    # classes and functions on MindSpore's, made when first asked for (importing this module imports no framework)
     if name == "ModuleDict":
         return _module_dict()
     if name == "no_grad":
         return _no_grad()
+    if name == "as_tensor":
+        return _as_tensor()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -380,6 +384,22 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = ops.dropout(weights, p=dropout_p)
     return ops.matmul(weights, value)
+
+
+@functools.lru_cache(maxsize=None)
+def _as_tensor():
+    # made on first use with MindSpore's names bound outside it: GRAPH mode compiles no import statement
+    from mindspore import Tensor, tensor
+
+    def as_tensor(data, dtype=None):
+        """torch.as_tensor on MindSpore: a tensor given is returned as it is (cast where a dtype is given), so its
+        gradient flows and GRAPH mode compiles it; other data becomes ``mindspore.tensor(data, dtype)``, which
+        GRAPH mode accepts for constants only (``mindspore.tensor`` of a tensor computed in construct does not
+        compile)."""
+        if isinstance(data, Tensor):
+            return data if dtype is None else data.astype(dtype)
+        return tensor(data, dtype=dtype)
+    return as_tensor
 
 
 def logsigmoid(input):  # noqa: A002 - torch's parameter name

@@ -153,7 +153,6 @@ def graph_recomputed(translated, tmp_path_factory):
 GRAPH_NOT_YET = {
     "SegResNet": "GRAPH mode runs part of its construct as Python (a PyExecute node)",
     "SegResNetDS": "GRAPH mode runs part of its construct as Python (a PyExecute node)",
-    "HighResNet": "GRAPH mode runs part of a residual block as Python (a PyExecute node)",
     "ViT": "einops' Rearrange layer picks its backend in Python (einops/_backends.py): not compilable",
     "UNETR": "einops' Rearrange layer picks its backend in Python (einops/_backends.py): not compilable",
     "ViTAutoEnc": "einops' Rearrange layer picks its backend in Python (einops/_backends.py): not compilable",

@@ -281,3 +281,39 @@ def test_logsigmoid_holds_where_mindsporess_own_gives_inf():
     np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-5, atol=1e-8)
     own = mindspore.ops.logsigmoid(mindspore.Tensor(x[:1])).asnumpy()
     assert np.isneginf(own[0]), own
+
+
+def test_as_tensor_of_a_tensor_is_the_tensor_and_compiles_in_graph_mode():
+    """torch.as_tensor translates to recompat.runtime.as_tensor: a tensor given is the tensor itself (its gradient
+    flows), other data a new tensor; GRAPH mode compiles it where mindspore.tensor of a tensor computed in
+    construct does not (pinned: MONAI's HighResNet fell back to Python there)."""
+    import mindspore
+    from mindspore import nn
+
+    from recompat.compat import MindSporeGraphError, recomputed_ops
+    from recompat.runtime import as_tensor
+
+    class Runtime(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(3, 3)
+
+        def construct(self, x):
+            h = self.fc(x)
+            return h + as_tensor(h * 2) + as_tensor([1.0, 2.0, 3.0])
+
+    class Own(Runtime):
+        def construct(self, x):
+            h = self.fc(x)
+            return h + mindspore.tensor(h * 2)
+
+    x = mindspore.Tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3))
+    assert recomputed_ops(Runtime(), x) == []            # it compiles (and nothing is marked)
+    with pytest.raises(MindSporeGraphError):
+        recomputed_ops(Own(), x)
+    h = mindspore.Tensor(np.ones((2, 3), np.float32))
+    assert as_tensor(h) is h
+    assert as_tensor(h, mindspore.float16).dtype == mindspore.float16
+    assert as_tensor(np.array([1, 2])).dtype == mindspore.int64
+    grad = mindspore.grad(lambda a: as_tensor(a * 3).sum())(h).asnumpy()
+    np.testing.assert_array_equal(grad, np.full((2, 3), 3.0, np.float32))
