@@ -784,6 +784,12 @@ def _record_text(verdicts: list[Verdict]) -> bytes:
             + "\n").encode()
 
 
+def dtype_outcomes(dtypes: dict, only_failing: bool = False) -> str:
+    """A row's other-dtype outcomes as text ("float16: agrees; int64: no kernel: ..."), or those that do not agree."""
+    return "; ".join(f"{d}: {outcome}" for d, outcome in dtypes.items()
+                     if not (only_failing and outcome == "agrees"))
+
+
 def _decided(row: dict) -> tuple:
     """What --check holds a row to: its verdict and, per other dtype, the outcome's kind (not its wording)."""
     return row.get("verdict"), tuple(sorted((d, o.split(":")[0]) for d, o in (row.get("dtypes") or {}).items()))
@@ -824,7 +830,7 @@ def run(table: Path | None = None, apis: list[str] | None = None, json_path: Pat
     for v in verdicts:
         if v.verdict != "out of scope" and not quiet:
             error = f" (largest error {v.max_error:.3g})" if v.max_error else ""
-            dtypes = "".join(f"; {d}: {outcome}" for d, outcome in v.dtypes.items())
+            dtypes = f"; {dtype_outcomes(v.dtypes)}" if v.dtypes else ""
             print(f"{v.torch_api} -> {v.mindspore_api or '-'}: {v.verdict}{error}: {v.reason}{dtypes}", file=stdout)
     counts = summary(verdicts)
     in_scope = len(verdicts) - counts["out of scope"]

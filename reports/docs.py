@@ -651,15 +651,14 @@ TABLE_PAGE = "table"   # <lang>/table.md: the official mapping table, run (compa
 def _table_md(env, recorded: dict, lang: str) -> str:
     """The page of the official mapping table's verdicts: the counts, the consistency claims that do not hold, then
     every row by the table's sections, in the table's order."""
-    from recompat.compat.table import VERDICTS
+    from recompat.compat.table import VERDICTS, dtype_outcomes
 
     t = _TEXT[lang]
     rows = recorded["rows"]
     label = t["verdicts"]
 
     def dtypes(r, only_failing=False):
-        return "; ".join(f"{d}: {outcome}" for d, outcome in (r.get("dtypes") or {}).items()
-                         if not (only_failing and outcome == "agrees"))
+        return dtype_outcomes(r.get("dtypes") or {}, only_failing)
 
     def shown(r):
         return dict(torch=r["torch_api"], mindspore=r["mindspore_api"] or "-", official=r["official"],

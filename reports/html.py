@@ -407,13 +407,15 @@ _TABLE_BADGE = {"agrees": "agree", "differs": "differs", "no kernel": "failed", 
 
 
 def _table(doc: dict):
+    from recompat.compat.table import dtype_outcomes
+
     rows = []
     for r in doc["rows"]:
         error = r.get("max_error")
         rows.append(dict(section=r["section"], torch_api=r["torch_api"], mindspore_api=r["mindspore_api"] or "-",
                          official=r["official"], verdict=r["verdict"], rank=_TABLE_RANK[r["verdict"]],
                          badge=_TABLE_BADGE[r["verdict"]],
-                         reason="; ".join([r["reason"], *(f"{d}: {o}" for d, o in (r.get("dtypes") or {}).items())]),
+                         reason="; ".join(filter(None, [r["reason"], dtype_outcomes(r.get("dtypes") or {})])),
                          tried="\n".join(r.get("tried") or ()),
                          max_error=_num(error) if error else "", open=r["verdict"] == "differs"))
     counts = doc["summary"]

@@ -856,9 +856,8 @@ class TorchToMindSpore(SiteLog):
                 plan["why"].update({id(ev.node): why for ev in evs})
                 continue
             assign = self._init_assignment(evs[0].cls, attr)
-            options = self._mark_options(evs[0].node)
             for ev in evs:
-                plan[id(ev.node)] = {"attr": attr, "assign": assign, "options": options, "first": ev is evs[0]}
+                plan[id(ev.node)] = {"attr": attr, "assign": assign, "first": ev is evs[0]}
         return plan
 
     def _cell_style_blocker(self, cls: ast.ClassDef, attr: str, evs: list[Event]) -> str | None:
@@ -939,7 +938,8 @@ class TorchToMindSpore(SiteLog):
                     caveats.append((code, kw))   # what still holds in the mark (context_fn: RC115 or RC148)
         self.src.replace_node(call, f"{self.src.render_node(block)}({', '.join(keep)})")
         attr = f"self.{plan['attr']}"
-        mark = f"{attr}.recompute({self._mark_options(call, lambda node: rendered[id(node)])})"
+        options = self._mark_options(call, lambda node: rendered[id(node)])
+        mark = f"{attr}.recompute({options})"
         if plan["first"]:
             assign = plan["assign"]
             end = self.src.line_end(assign.end_lineno)
@@ -949,7 +949,7 @@ class TorchToMindSpore(SiteLog):
         self.diag(site, "RC140", attr=attr, mark=mark, absorbed=", ".join(absorbed) or "none")
         for code, kw in caveats:
             self.diag(site, code, name=kw.arg, value=self.src.segment(kw.value), why="")
-        self._dropout_note(site, reentrant_mark=self.non_reentrant not in plan["options"])
+        self._dropout_note(site, reentrant_mark=self.non_reentrant not in options)
 
 
 # -- stage 2: imports and support code -------------------------------------------------------
