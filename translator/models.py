@@ -74,10 +74,10 @@ class _Arg:
 
 
 class _Manual(Exception):
-    def __init__(self, code: str, **fields):
+    def __init__(self, code: str, deferred: bool = False, **fields):
         super().__init__(code)
         self.code, self.fields = code, fields
-        self.deferred = False     # a value only the running program knows decides the call (convert.Deferred)
+        self.deferred = deferred  # a value only the running program knows decides the call (convert.Deferred)
 
 
 class ModelTranslator(SiteLog, names.ScopedWalker):
@@ -878,11 +878,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 continue
             try:
                 out, note = convert.convert_text(conv, to, values, names_)
-            except convert.Unconvertible as exc:
-                manual = _Manual("RC309", param=", ".join(sorted(sources & set(given)) or sources), value="",
-                                 why=str(exc))
-                manual.deferred = isinstance(exc, convert.Deferred)
-                raise manual from None
+            except convert.Unconvertible as exc:   # raised as made: a local holding it would be a reference cycle
+                raise _Manual("RC309", param=", ".join(sorted(sources & set(given)) or sources), value="",
+                              why=str(exc), deferred=isinstance(exc, convert.Deferred)) from None
             if note:
                 plan.notes.append(("RC310", {"api": qual, "what": note, "target": entry.names(to)[0]}))
             defaults = {getattr(p, to): getattr(p, f"{to}_default") for p in rows if getattr(p, to)}

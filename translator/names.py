@@ -306,25 +306,24 @@ def binding_uses(tree: ast.Module, of: set[str]) -> tuple[set[tuple[int, str]], 
     import_scope: dict[int, int] = {}
     module = build_scope(tree, None)
 
-    def visit(node, scope):
+    todo = [(tree, module)]   # a stack, not a nested function that calls itself: that would make a reference cycle
+    while todo:
+        node, scope = todo.pop()
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 args = child.args
                 for d in [*args.defaults, *args.kw_defaults, *getattr(child, "decorator_list", [])]:
                     if d is not None:
-                        visit(ast.Expression(body=d), scope)
-                visit(child, build_scope(child, scope))
+                        todo.append((ast.Expression(body=d), scope))
+                todo.append((child, build_scope(child, scope)))
             elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
-                if child.id not in of:
-                    continue
-                found = scope.lookup(child.id) or module
-                used.add((id(found.node), child.id))
+                if child.id in of:
+                    found = scope.lookup(child.id) or module
+                    used.add((id(found.node), child.id))
             else:
                 if isinstance(child, (ast.Import, ast.ImportFrom)):
                     import_scope[id(child)] = id(scope.node)
-                visit(child, scope)
-
-    visit(tree, module)
+                todo.append((child, scope))
     for name in string_annotation_names(tree) & of:   # `Optional["CheckpointWrapper"]` (under TYPE_CHECKING too)
         used.add((id((module.lookup(name) or module).node), name))
     return used, import_scope

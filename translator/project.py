@@ -110,26 +110,32 @@ def made_by(value: ast.AST | None, scope: names.Scope, module: str, chained: fro
     TopK: `chained` are the methods that return the object they are called on), each branch of `a if c else b`
     counted, and a local name followed to the values `local` finds bound to it (`norm = A if c else B`, then
     `norm(...)`; `layer = A(); return layer`). None stands for what is not shown."""
-    def made(v, seen):
-        while (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in chained
-               and isinstance(v.func.value, ast.Call)):
-            v = v.func.value
-        if isinstance(v, ast.IfExp):
-            return [*made(v.body, seen), *made(v.orelse, seen)]
-        if isinstance(v, ast.Call):
-            return refs(v.func, seen)
-        if isinstance(v, ast.Name) and v.id not in seen and (values := local(v.id)):
-            return [q for w in values for q in made(w, seen | {v.id})]
-        return [None]
+    return _made(value, frozenset(), scope, module, chained, local)
 
-    def refs(v, seen):   # what a class or function reference names
-        if isinstance(v, ast.IfExp):
-            return [*refs(v.body, seen), *refs(v.orelse, seen)]
-        if isinstance(v, ast.Name) and scope.qualname(v.id) is None and v.id not in seen and (values := local(v.id)):
-            return [q for w in values for q in refs(w, seen | {v.id})]
-        return [qualified(names.attribute_chain(v), scope, module)]
 
-    return made(value, frozenset())
+# made_by's two steps, at module level: nested functions that call each other would make a reference cycle per
+# call, which holds the module's scope and tree until the cyclic collector runs (the engine pauses it per file)
+def _made(v, seen, scope, module, chained, local) -> list[str | None]:
+    while (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in chained
+           and isinstance(v.func.value, ast.Call)):
+        v = v.func.value
+    if isinstance(v, ast.IfExp):
+        return [*_made(v.body, seen, scope, module, chained, local),
+                *_made(v.orelse, seen, scope, module, chained, local)]
+    if isinstance(v, ast.Call):
+        return _refs(v.func, seen, scope, module, local)
+    if isinstance(v, ast.Name) and v.id not in seen and (values := local(v.id)):
+        return [q for w in values for q in _made(w, seen | {v.id}, scope, module, chained, local)]
+    return [None]
+
+
+def _refs(v, seen, scope, module, local) -> list[str | None]:
+    """What a class or function reference names."""
+    if isinstance(v, ast.IfExp):
+        return [*_refs(v.body, seen, scope, module, local), *_refs(v.orelse, seen, scope, module, local)]
+    if isinstance(v, ast.Name) and scope.qualname(v.id) is None and v.id not in seen and (values := local(v.id)):
+        return [q for w in values for q in _refs(w, seen | {v.id}, scope, module, local)]
+    return [qualified(names.attribute_chain(v), scope, module)]
 
 
 _BINDING_NODES = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.AugAssign, ast.NamedExpr, ast.withitem)
@@ -140,30 +146,28 @@ def assignments(owner: ast.AST, index: tree_index.TreeIndex | None = None) -> di
     it (None for a binding whose value is not followed: a loop variable, an unpacked tuple, `+=`). `index`, the
     index of the tree that holds `owner`, finds them without a walk."""
     found: dict = {}
-
-    def key(target):
-        if isinstance(target, ast.Name):
-            return target.id
-        return ("self", target.attr) if names.is_self_attr(target) else None
-
-    def bind(target, value):
-        if isinstance(target, (ast.Tuple, ast.List)):
-            for t in target.elts:
-                bind(t.value if isinstance(t, ast.Starred) else t, None)
-        elif (k := key(target)) is not None:
-            found.setdefault(k, []).append(value)
-
     for n in (index.under(owner, *_BINDING_NODES) if index is not None else ast.walk(owner)):
         if isinstance(n, ast.Assign):
             for t in n.targets:
-                bind(t, n.value)
+                _bind(found, t, n.value)
         elif isinstance(n, ast.AnnAssign) and n.value is not None:
-            bind(n.target, n.value)
+            _bind(found, n.target, n.value)
         elif isinstance(n, (ast.For, ast.AsyncFor, ast.AugAssign, ast.NamedExpr)):
-            bind(n.target, None)
+            _bind(found, n.target, None)
         elif isinstance(n, ast.withitem) and n.optional_vars is not None:
-            bind(n.optional_vars, None)
+            _bind(found, n.optional_vars, None)
     return found
+
+
+def _bind(found: dict, target, value) -> None:
+    """assignments(): record `value` for what `target` binds (a tuple's parts: None, not followed)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for t in target.elts:
+            _bind(found, t.value if isinstance(t, ast.Starred) else t, None)
+    elif isinstance(target, ast.Name):
+        found.setdefault(target.id, []).append(value)
+    elif names.is_self_attr(target):
+        found.setdefault(("self", target.attr), []).append(value)
 
 
 def bound_in(bindings: dict) -> Callable[[str], list]:

@@ -18,7 +18,9 @@ import ast
 import bisect
 import functools
 import heapq
+import re
 from collections import defaultdict
+from itertools import repeat
 
 _SUBTREES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)   # `inside` answers for these
 # what binds a name in the scope it stands in (names.Scope._build reads each)
@@ -29,40 +31,55 @@ BINDERS = (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.FunctionDef
 
 class TreeIndex:
     def __init__(self, tree: ast.AST):
-        nodes: dict[type, list[ast.AST]] = defaultdict(list)
-        order: dict[type, list[int]] = defaultdict(list)   # each node's place in the walk, beside `nodes`
+        found: dict[type, list] = {}   # type -> [node, its place in the walk, node, place, ...]
         spans: dict[int, tuple[int, int]] = {}             # id(def, lambda or class) -> its subtree's places
         bindings: dict[int, list[ast.AST]] = defaultdict(list)
-        # (node, the node of the scope it binds in, or None: none) -- or (None, a subtree that ends here)
+        # (node, the node of the scope it binds in, or None: none) -- or (_END, a subtree that ends here)
         stack: list[tuple] = [(tree, tree)]
-        pop, push = stack.pop, stack.append
+        pop, push, extend, plans = stack.pop, stack.append, stack.extend, _PLANS
         n = 0
-        while stack:   # the hot loop of every file: plain statements, each node's plan looked up once
+        while stack:   # the hot loop of every file: plain statements, each node type's plan looked up once
             node, owner = pop()
-            if node is None:
-                spans[id(owner)] = (spans[id(owner)][0], n)
-                continue
             kind = node.__class__
-            fields, binder, owners = _PLANS.get(kind) or _plan(kind)
-            if node is not tree:   # the tree holds its index: holding the tree would make a cycle only gc frees
-                nodes[kind].append(node)
-                order[kind].append(n)
+            plan = plans.get(kind)
+            if plan is None:
+                if node is None:   # a hole in a list of nodes (a dict's `**x` key, a keyword-only arg's default)
+                    continue
+                if node is _END:
+                    spans[id(owner)] = (spans[id(owner)], n)
+                    continue
+                plan = _plan(kind)
+            fields, binder, owners = plan
+            places = found.get(kind)
+            if places is None:
+                places = found[kind] = []
+            places.append(node)
+            places.append(n)
             n += 1
             if binder and owner is not None:
                 bindings[id(owner)].append(node)
-            if owners is not None:   # a def, lambda or class: its own body (not a class's) binds in it
-                spans[id(node)] = (n, n)
-                push((None, node))
-            for i, field in enumerate(fields):   # last field first: the stack gives them back in order
-                value = getattr(node, field, None)
-                inner = owner if owners is None else node if owners[i] else None
-                if value.__class__ is list:
-                    for v in reversed(value):
-                        if isinstance(v, ast.AST):
-                            push((v, inner))
-                elif isinstance(value, ast.AST):
-                    push((value, inner))
-        self._nodes, self._order, self._spans, self._bindings, self._size = nodes, order, spans, bindings, n
+            if owners is None:   # the children bind where the node does; last field first, so the stack gives
+                for field, shape in fields:   # them back in order
+                    value = getattr(node, field, None)
+                    if shape is _MANY:
+                        if value:
+                            extend(zip(reversed(value), repeat(owner)))
+                    elif shape is _ONE:
+                        if value is not None:
+                            push((value, owner))
+                    else:
+                        _push_any(push, value, owner)
+            else:   # a def, lambda or class: its own body (not a class's) binds in it, its other fields nowhere
+                spans[id(node)] = n
+                push((_END, node))
+                for (field, _), own in zip(fields, owners):
+                    _push_any(push, getattr(node, field, None), node if own else None)
+        del found[tree.__class__][:2]   # the tree holds its index: holding the tree would make a cycle
+        if not found[tree.__class__]:
+            del found[tree.__class__]
+        self._nodes = {kind: places[0::2] for kind, places in found.items()}
+        self._order = {kind: places[1::2] for kind, places in found.items()}
+        self._spans, self._bindings, self._size = spans, bindings, n
 
     def of(self, *types: type) -> list[ast.AST]:
         """The nodes of these exact types (not subclasses), in source order."""
@@ -112,6 +129,10 @@ class TreeIndex:
 
 _PLANS: dict[type, tuple] = {}
 _LEAVES = ("ctx", "op", "ops")   # fields that hold only a context or an operator: nothing asks for them
+_END = object()                  # on the walk's stack: the subtree of the def, lambda or class beside it ends here
+_ONE, _MANY, _ANY = "one", "many", "any"   # a field holds a node or None / a list of nodes / not known: look
+# the grammar's types of fields that never hold a node (ast.Name.__doc__ is "Name(identifier id, expr_context ctx)")
+_NOT_NODES = frozenset({"identifier", "string", "constant", "int"})
 
 
 @functools.lru_cache(maxsize=None)
@@ -120,15 +141,38 @@ def child_fields(kind: type) -> tuple[str, ...]:
     return tuple(f for f in kind._fields if f not in _LEAVES)
 
 
+def _shapes(kind: type) -> dict[str, str | None]:
+    """What each field of a node type holds, read from the grammar line Python gives as the type's docstring: _ONE,
+    _MANY, or None for no node; a field the line does not give (or a docstring in another form) is left out."""
+    match = re.fullmatch(r"\w+\((.*)\)", (kind.__doc__ or "").strip())
+    shapes: dict[str, str | None] = {}
+    for part in match.group(1).split(", ") if match and match.group(1) else ():
+        grammar_type, _, field = part.rpartition(" ")
+        shapes[field] = None if grammar_type.rstrip("?*") in _NOT_NODES else _MANY if grammar_type.endswith("*") \
+            else _ONE
+    return shapes
+
+
 def _plan(kind: type) -> tuple:
-    """(its fields that may hold nodes, last first; whether it binds names; for a def, lambda or class, whether each
-    field is in its own scope, else None)."""
-    fields = child_fields(kind)[::-1]
+    """(its fields that may hold nodes with their shapes, last first; whether it binds names; for a def, lambda or
+    class, whether each field is in its own scope, else None)."""
+    shapes = _shapes(kind)
+    fields = tuple((f, shapes.get(f, _ANY)) for f in reversed(child_fields(kind)) if shapes.get(f, _ANY) is not None)
     owners = None
     if issubclass(kind, _SUBTREES):
-        owners = tuple(f == "body" and not issubclass(kind, ast.ClassDef) for f in fields)
+        owners = tuple(f == "body" and not issubclass(kind, ast.ClassDef) for f, _ in fields)
     _PLANS[kind] = plan = (fields, issubclass(kind, BINDERS), owners)
     return plan
+
+
+def _push_any(push, value, owner) -> None:
+    """Push a field's node, or its list's nodes last first, whatever it holds."""
+    if value.__class__ is list:
+        for v in reversed(value):
+            if isinstance(v, ast.AST):
+                push((v, owner))
+    elif isinstance(value, ast.AST):
+        push((value, owner))
 
 
 def built(tree: ast.AST) -> TreeIndex | None:
