@@ -168,9 +168,7 @@ def import_text(stmt, aliases) -> str:
 def delete_statement(src: Source, tree: ast.Module, stmt: ast.stmt) -> None:
     """Delete a whole statement with its line; `pass` where it is the last statement of a block to go (the others
     deleted before it), so no block is left empty."""
-    parent_body = next((body for node in ast.walk(tree)
-                        for body in (getattr(node, f, None) for f in ("body", "orelse", "finalbody"))
-                        if isinstance(body, list) and any(s is stmt for s in body)), None)
+    parent_body = block_of(tree, stmt)
     line = src.line(stmt.lineno)
     whole_line = line.strip() == src.segment(stmt).strip() and stmt.lineno == stmt.end_lineno or (
         line[:stmt.col_offset].strip() == "" and src.line(stmt.end_lineno)[stmt.end_col_offset:].strip() == "")
@@ -194,6 +192,20 @@ def delete_statement(src: Source, tree: ast.Module, stmt: ast.stmt) -> None:
         src.replace(src.line_start(stmt.lineno) + len(before) - 1, end, "")
     else:
         src.replace_node(stmt, "pass")
+
+
+def block_of(tree: ast.Module, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The list of statements that holds `stmt`, found down the statements whose lines hold its first line."""
+    todo = [tree.body]
+    while todo:
+        body = todo.pop()
+        for s in body:
+            if s is stmt:
+                return body
+            if s.lineno <= stmt.lineno <= s.end_lineno:
+                todo += [getattr(s, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(s, f, None), list)]
+                todo += [h.body for h in (*getattr(s, "handlers", ()), *getattr(s, "cases", ()))]
+    return None
 
 
 def after_imports(src: Source, tree: ast.Module) -> int:

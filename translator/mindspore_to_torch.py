@@ -197,8 +197,8 @@ class MindSporeToTorch(SiteLog):
             values, local = self._assignments(cls, ("self", receiver.attr)), project.bound_in(self._bound(cls))
         elif isinstance(receiver, ast.Name) and func is not None:
             values, local = self._assignments(func, receiver.id), project.bound_in(self._bound(func))
-            if self.classes.one_kind(func, receiver.id) and self.classes.into_layers(self.module, cls, func,
-                                                                                       receiver.id):
+            if self.classes.one_kind(self.module, func, receiver.id) \
+                    and self.classes.into_layers(self.module, cls, func, receiver.id):
                 return CELL   # put in a SequentialCell or CellList
             if not values or None in values:   # a parameter, a loop variable: what the package's calls show
                 kind = self.classes.expression_kind(self.module, cls, func, receiver)
@@ -423,7 +423,7 @@ class MindSporeToTorch(SiteLog):
         own (`self.op.shard(...)`: configures it, calls no operator). One walk per owner."""
         if id(owner) in self._use_cache:
             return self._use_cache[id(owner)]
-        nodes = list(ast.walk(owner))
+        nodes = tree_index.index(self.tree).under(owner, ast.Call, ast.Expr, ast.Name, ast.Attribute)
         calls = {id(c.func): c for c in nodes if isinstance(c, ast.Call)}
         configured = {id(s.value.func.value) for s in nodes
                       if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)

@@ -454,7 +454,7 @@ class Tree:
         scope, found = self._scope(module), set()
         for key in candidates:
             owner = func if isinstance(key, str) else cls
-            bindings = self._bound(owner) if owner is not None else {}
+            bindings = self._bound(module, owner) if owner is not None else {}
             values = bindings.get(key, [])
             made = [q for v in values for q in made_by(v, scope, module, self.chained, bound_in(bindings))]
             if made and all(q is not None and qual in self.made(q) for q in made):
@@ -464,12 +464,12 @@ class Tree:
     def expression_kind(self, module: str, cls, func, expr: ast.expr, seen=()) -> str | None:
         """What `expr` is where `func` (of class `cls`, or None) of `module` evaluates it."""
         scope = self._scope(module)
-        local = self._bound(func) if func is not None else {}
+        local = self._bound(module, func) if func is not None else {}
         if isinstance(expr, ast.Name):
             if func is not None and expr.id not in local and expr.id in parameters(func):
                 return self.parameter_kind(module, cls.name if cls else None, func.name, expr.id, seen)
             values = local.get(expr.id, [])
-            if values and self.one_kind(func, expr.id) and self.into_layers(module, cls, func, expr.id):
+            if values and self.one_kind(module, func, expr.id) and self.into_layers(module, cls, func, expr.id):
                 return CELL   # its one value is put in a CellList or SequentialCell, which take Cells only
             if values and all(v is None for v in values) and (loop := self._loop_source(func, expr)) is not None:
                 source, how = loop
@@ -478,7 +478,7 @@ class Tree:
                 parent = self.expression_kind(module, cls, func, source, seen)
                 return parent if parent in (CELL, _CYCLE) else None   # a Cell's children are Cells
         elif names.is_self_attr(expr) and cls is not None:
-            values = self._bound(cls).get(("self", expr.attr), [])
+            values = self._bound(module, cls).get(("self", expr.attr), [])
         else:
             values = [expr]
         if not values or None in values:
@@ -525,8 +525,8 @@ class Tree:
     def _holds_layers(self, module: str, cls, func, holder: ast.expr, how: str) -> bool:
         """Is `holder` (a local or `self.<attr>`) a container of layers of that kind (made by one only), or,
         for a sequence, a local list given whole to one's constructor (`SequentialCell(layers)`)?"""
-        values = (self._bound(func).get(holder.id, []) if isinstance(holder, ast.Name) else
-                  self._bound(cls).get(("self", holder.attr), []) if names.is_self_attr(holder) and cls else [])
+        values = (self._bound(module, func).get(holder.id, []) if isinstance(holder, ast.Name) else
+                  self._bound(module, cls).get(("self", holder.attr), []) if names.is_self_attr(holder) and cls else [])
         made = [q for v in values for q in made_by(v, self._scope(module), module, self.chained)]
         kinds = self.sequences if how == "sequence" else self._mappings
         if made and all(self._is_container(q, kinds) for q in made):
@@ -563,10 +563,10 @@ class Tree:
                     given.add(n.func.value.id)
         return self._given_to_a_sequence(module, func, given)
 
-    def one_kind(self, func, name: str) -> bool:
+    def one_kind(self, module: str, func, name: str) -> bool:
         """Does `name` hold one kind of value all through `func`: bound once, or only by loops over the same
         name that `func` does not rebind (`for layer in blocks:` twice)?"""
-        bound = self._bound(func)
+        bound = self._bound(module, func)
         values = bound.get(name, [])
         if len(values) <= 1:
             return True
@@ -595,9 +595,10 @@ class Tree:
             self._scopes[module] = names.build_scope(self.parsed(module) or ast.Module([], []), None)
         return self._scopes[module]
 
-    def _bound(self, owner: ast.AST) -> dict:
+    def _bound(self, module: str, owner: ast.AST) -> dict:
+        """assignments() of a function or class of `module`, found through its tree's index."""
         if id(owner) not in self._bindings:
-            self._bindings[id(owner)] = assignments(owner)
+            self._bindings[id(owner)] = assignments(owner, self._scope(module).index)
         return self._bindings[id(owner)]
 
     def _functions_of(self, module: str) -> list:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import bisect
 import codecs
+import functools
 import io
 import re
 import tokenize
@@ -49,9 +50,12 @@ class Source:
             self.text = self.text[1:]  # decode already strips it; guard against a doubled BOM
         first = _NEWLINE.search(self.text)
         self.newline = first.group() if first else "\n"
-        self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
         self._edits: list[Edit] = []
         self.deleted: set[int] = set()   # id() of the statements edits.delete_statement removed
+
+    @functools.cached_property
+    def _line_starts(self) -> list[int]:   # most files passed over never ask for a position
+        return [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
 
     def _decode(self, data: bytes) -> str:
         try:
