@@ -70,6 +70,9 @@ class Verdict:
     # where float32 agrees: the defaults' call again with the floating inputs of each other dtype torch takes
     # (DTYPES): "agrees", "differs: ...", "no kernel: ..."
     dtypes: dict[str, str] = field(default_factory=dict)
+    # where a function or Tensor method agrees: the evidence the translator draws on (recompat.mappings.table_entries):
+    # {"torch": its signature, "mindspore": its signature, "tried": the parameters the agreeing calls gave}
+    call: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -130,6 +133,7 @@ class Param:
     default: str | None       # the default's source text; None: required
     keyword_only: bool
     varargs: bool = False     # `*operands`: what it is given is spread into the call
+    positional_only: bool = False
 
 
 def torch_signature(fn, method: bool) -> list[Param] | None:
@@ -163,6 +167,52 @@ def torch_signature(fn, method: bool) -> list[Param] | None:
             return None
         out.append(Param(name.lstrip("*"), default.strip() or None, keyword_only, name.startswith("*")))
     return out[1:] if method and out and out[0].name == "self" else out
+
+
+def _signature_text(name: str, params: list[Param]) -> str:
+    """`cumprod(input, dim, *, dtype=None)`: a parameter list written as a def's head."""
+    parts, starred = [], False
+    for i, p in enumerate(params):
+        if p.keyword_only and not starred:
+            parts.append("*")
+        starred = starred or p.varargs or p.keyword_only
+        parts.append(f"*{p.name}" if p.varargs else p.name if p.default is None else f"{p.name}={p.default}")
+        if p.positional_only and not (i + 1 < len(params) and params[i + 1].positional_only):
+            parts.append("/")
+    return f"{name}({', '.join(parts)})"
+
+
+def _mindspore_signature(fn, method: bool) -> list[Param] | None:
+    """MindSpore's parameters as inspect reads them (a method's without its receiver); None where it does not, or
+    where they are only *args and **kwargs."""
+    try:
+        found = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if method and found and found[0].name == "self":
+        found = found[1:]
+    if any(p.kind is p.VAR_KEYWORD for p in found):
+        return None
+    return [Param(p.name, None if p.default is inspect.Parameter.empty else repr(p.default),
+                  p.kind is p.KEYWORD_ONLY, p.kind is p.VAR_POSITIONAL, p.kind is p.POSITIONAL_ONLY) for p in found]
+
+
+def _call_record(row: Row, torch_params: list[Param], m_fn, method: bool, tried: list[str]) -> dict:
+    """What an agreeing function's calls showed, for the translator (Verdict.call): both signatures, and the torch
+    parameters the agreeing calls gave (the required ones positionally, each other one by keyword). Empty where
+    MindSpore's signature cannot be read (a name given by keyword might not bind there), or where a signature holds
+    a default that is not Python source (`<object ...>`): nothing the translator can go by."""
+    m_params = _mindspore_signature(m_fn, method)
+    if m_params is None:
+        return {}
+    texts = {"torch": _signature_text(row.torch_api.rsplit(".", 1)[1], torch_params),
+             "mindspore": _signature_text(row.mindspore_api.rsplit(".", 1)[1], m_params)}
+    for text in texts.values():
+        try:
+            ast.parse(f"def {text}: pass")
+        except SyntaxError:
+            return {}
+    return {**texts, "tried": list(dict.fromkeys(tried))}
 
 
 def _top_level_split(text: str) -> list[str]:
@@ -439,6 +489,7 @@ class Probe:
         if params is None:
             v.reason = f"torch's signature of {row.torch_api} cannot be read (no signature, no docstring form)"
             return
+        signature = params
         params = [p for p in params if p.name not in self.never]
         names = (["self"] if method else []) + [p.name for p in params]
         self._spread = {p.name for p in params if p.varargs}
@@ -454,9 +505,10 @@ class Probe:
         else:
             shapes = None
             call = lambda extra: self._call(t_fn, m_fn, method, given, extra, names)   # noqa: E731
-        self._run(row, v, given, tries, call, shapes)
+        tried = self._run(row, v, given, tries, call, shapes)
         if v.verdict == "agrees" and not layer and not self._draws:
             v.dtypes = self._dtypes(given, lambda inputs: self._call(t_fn, m_fn, method, inputs, {}, names))
+            v.call = _call_record(row, signature, m_fn, method, [n for n in given if n != "self"] + tried)
 
     def _dtypes(self, given: dict, call) -> dict[str, str]:
         """The defaults' call with the floating inputs in each of DTYPES (no gradients): a dtype torch refuses
@@ -484,36 +536,39 @@ class Probe:
             self._grad = grad
         return found
 
-    def _run(self, row: Row, v: Verdict, given: dict, tries: list, call, shapes: str | None) -> None:
-        """The calls (defaults, then each value to try), each made on both sides by `call`, and the verdict."""
+    def _run(self, row: Row, v: Verdict, given: dict, tries: list, call, shapes: str | None) -> list[str]:
+        """The calls (defaults, then each value to try), each made on both sides by `call`, and the verdict; the
+        parameters with a default whose tried value was taken on both sides."""
         calls = [({}, "defaults")] + [({p.name: _literal(str(value)) if isinstance(value, str) else value},
                                         f"{p.name}={value}") for p, value in tries]
-        worst, graded = 0.0, False
+        worst, graded, taken = 0.0, False, []
         for extra, label in calls:
             text = f"{row.torch_api}({', '.join([*given, *(f'{k}={x!r}' for k, x in extra.items())])})"
             v.tried.append(text if shapes is None else f"{text} on inputs of shape {shapes}")
             try:
                 error, with_grad = call(extra)
                 worst, graded = max(worst, error), graded or with_grad
+                taken += extra
             except _Differs as d:
                 v.verdict, v.reason, v.max_error = "differs", f"{label}: {d.what}", d.error
-                return
+                return []
             except _NoKernel as k:
                 v.verdict, v.reason = "no kernel", f"{label}: {k}"
-                return
+                return []
             except _NotPaired as n:
                 v.reason = str(n)
-                return
+                return []
             except _TorchRefuses as r:
                 if label == "defaults":
                     v.reason = f"torch refuses the generated inputs ({r}): give others in mappings/table/probes.yaml"
-                    return
+                    return []
                 v.tried.pop()   # a value torch does not take with these inputs: no evidence either way
         v.verdict, v.max_error = "agrees", None if self._draws else worst
         v.reason = (f"{len(v.tried)} call(s): outputs drawn from the same distribution (two-sample "
                     f"Kolmogorov-Smirnov), of the same shapes and dtypes" if self._draws else
                     f"{len(v.tried)} call(s): outputs{' and gradients' if graded else ''} the same within "
                     f"torch.testing's tolerances")
+        return taken
 
     def _inputs(self, api: str, params: list[Param], api_spec: dict, method: bool,
                 shared: set | None = None) -> tuple[dict, list]:
@@ -778,8 +833,8 @@ def _record_text(verdicts: list[Verdict]) -> bytes:
     import json
 
     rows = [{"section": v.section, "torch_api": v.torch_api, "mindspore_api": v.mindspore_api,
-             "official": v.official, "verdict": v.verdict, "reason": v.reason, **({"dtypes": v.dtypes} if v.dtypes
-                                                                                  else {})} for v in verdicts]
+             "official": v.official, "verdict": v.verdict, "reason": v.reason,
+             **({"dtypes": v.dtypes} if v.dtypes else {}), **({"call": v.call} if v.call else {})} for v in verdicts]
     return (json.dumps({"kind": KIND, "summary": summary(verdicts), "rows": rows}, indent=1, ensure_ascii=False)
             + "\n").encode()
 
@@ -791,8 +846,16 @@ def dtype_outcomes(dtypes: dict, only_failing: bool = False) -> str:
 
 
 def _decided(row: dict) -> tuple:
-    """What --check holds a row to: its verdict and, per other dtype, the outcome's kind (not its wording)."""
-    return row.get("verdict"), tuple(sorted((d, o.split(":")[0]) for d, o in (row.get("dtypes") or {}).items()))
+    """What --check holds a row to: its verdict, per other dtype the outcome's kind (not its wording), and the
+    signatures and parameters the translator takes from it."""
+    call = row.get("call") or {}
+    return (row.get("verdict"), tuple(sorted((d, o.split(":")[0]) for d, o in (row.get("dtypes") or {}).items())),
+            (call.get("torch"), call.get("mindspore"), tuple(call.get("tried", ()))))
+
+
+def _calls(call: tuple) -> str:
+    torch, mindspore, tried = call
+    return f"{torch} as {mindspore}, given {', '.join(tried) or 'nothing'}" if torch else "none"
 
 
 def _kinds(dtypes: tuple) -> str:
@@ -854,6 +917,8 @@ def run(table: Path | None = None, apis: list[str] | None = None, json_path: Pat
             text = f"{was[0] or 'no recorded verdict'} -> {now[0]}"
             if was[1] != now[1]:
                 text += f"; other dtypes: {_kinds(was[1])} -> {_kinds(now[1])}"
+            if was[2] != now[2]:
+                text += f"; the calls the translator takes from it: {_calls(was[2])} -> {_calls(now[2])}"
             print(f"recompat: {v.torch_api}: {text} ({v.reason})", file=stderr)
         if changed:
             print(f"recompat: {len(changed)} verdict(s) changed: look at them, then `recompat verify-table "

@@ -90,6 +90,7 @@ class Entry:
     tensors: tuple[TensorPair, ...] | None = None   # a layer pair: its parameters and buffers (None: not a layer)
     in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
     draws: bool = False               # random values: its example is draw(), proven by the distribution
+    table_row: str | None = None      # made from the mapping table's verified row (table_entries): its evidence
 
     @property
     def example_kind(self) -> str:
@@ -304,6 +305,7 @@ class Mappings:
     markers: tuple[Marker, ...] = ()                # markers.yaml: torch's compiler markers
     modules: tuple[LibraryModule, ...] = ()         # libraries.yaml: third-party libraries' per-framework modules
     selective: Selective = Selective()              # selective.yaml: the ops of selective checkpointing
+    table: tuple[Entry, ...] = ()                   # table/verdicts.json: the agreeing rows as entries (table_entries)
 
     def library_pairs(self, side: str, module: str) -> tuple[LibraryModule, ...]:
         """The libraries.yaml pairs whose `side` module is `module` (several MindSpore modules may stand for one)."""
@@ -357,7 +359,7 @@ class Mappings:
     def model_scope(self) -> dict[str, dict[str, Entry]]:
         """What translate --scope model translates (the core API set and the training pairs) by side translated
         from, then by every name on that side."""
-        return {side: {name: e for e in (*self.entries, *self.training) if e.rule in MODEL_RULES
+        return {side: {name: e for e in (*self.table, *self.entries, *self.training) if e.rule in MODEL_RULES
                        and e.translates_from(side) for name in e.names(side)} for side in ("torch", "mindspore")}
 
     def entry(self, entry_id: str) -> Entry:
@@ -553,6 +555,8 @@ def load(folder: Path = HERE) -> Mappings:
     means no cache. RECOMPAT_NO_CACHE=1 turns the cache off."""
     folder = Path(folder)
     texts = [(path, path.read_bytes()) for path in sorted(folder.glob("*.yaml"))]
+    if (folder / TABLE_VERDICTS).is_file():
+        texts.append((folder / TABLE_VERDICTS, (folder / TABLE_VERDICTS).read_bytes()))
     where = cache_dir()
     key = cache_key(folder, texts) if where is not None else None
     if key is not None:
@@ -565,7 +569,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 10                     # bump when what a cache file holds changes shape
+CACHE_FORMAT = 11                     # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 
@@ -678,7 +682,15 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
     layers, wrappers, dropout, frameworks, reported, loop, markers, modules = [], [], set(), {}, {}, [], {}, {}
     selective_ops, composite, ignored, runtime = {}, {}, {}, {}
+    table_rows = []
     for path, text in texts:
+        if path.suffix == ".json":   # TABLE_VERDICTS
+            try:
+                table_rows = json.loads(text.decode("utf-8"))["rows"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise MappingError(f"{path}: cannot read the recorded verdicts ({exc}): run `recompat verify-table "
+                                   "--record` to write them again") from None
+            continue
         try:
             text = text.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")   # as read_text() reads
             data = yaml.load(text, Loader=loader) or {}
@@ -764,12 +776,79 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             raise MappingError(f"{folder}: layer pair {key[0]} / {key[1]} defined twice ({pairs[key]} and {e.id}): "
                                "give it tensors in one place")
         pairs[key] = e.id
-    return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers),
+    taken = {n for e in [*entries, *training] if e.translates_from("torch") for n in e.names("torch")}
+    table = table_entries(table_rows, taken | set(reported) | set(markers), folder / TABLE_VERDICTS)
+    return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers), table=table,
                     wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
                     reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training), loop=tuple(loop),
                     markers=tuple(markers.values()), modules=tuple(modules.values()),
                     selective=Selective(ops=tuple(selective_ops.values()), composite=composite, ignored=ignored,
                                         runtime=runtime))
+
+
+TABLE_VERDICTS = Path("table") / "verdicts.json"   # `recompat verify-table --record` writes it (compat/table.py)
+# the table's sections of functions and Tensor methods, and the rule an entry made from one of their rows takes
+TABLE_RULES = {"torch": "api_function", "torch.nn.functional": "api_function", "torch.linalg": "api_function",
+               "torch.special": "api_function", "torch.Tensor": "tensor_method"}
+
+
+def table_entries(rows: list[dict], taken: set[str], where: Path = TABLE_VERDICTS) -> tuple[Entry, ...]:
+    """An entry for each row of the official mapping table that recompat's probe found to agree, for the translator
+    (--scope model, torch -> MindSpore), where no entry of mappings/ translates its torch API (`taken`). Only what the
+    probe showed carries over: the parameters its agreeing calls gave are kept (a required one, which the calls gave
+    positionally, under MindSpore's name at its place), every other one is left by hand unless the call gives its
+    torch default (RC324), and no default is written out (fill: false). A row with a difference in another dtype
+    (float16 round-off, a MindSpore error), or without a recorded call, makes none."""
+    out = []
+    for row in rows:
+        try:
+            entry = _table_entry(row, taken)
+        except (KeyError, TypeError, AttributeError) as exc:
+            name = row.get("torch_api") if isinstance(row, dict) else repr(row)
+            raise MappingError(f"{where}: the row of {name} cannot be read ({type(exc).__name__}: {exc}): run "
+                               "`recompat verify-table --record` to write the verdicts again") from None
+        if entry is not None:
+            out.append(entry)
+    return tuple(out)
+
+
+def _table_entry(row: dict, taken: set[str]) -> Entry | None:
+    rule, call, api = TABLE_RULES.get(row["section"]), row.get("call") or {}, row["torch_api"]
+    if (row["verdict"] != "agrees" or rule is None or not call or api in taken
+            or any(o.startswith("differs") for o in (row.get("dtypes") or {}).values())):
+        return None
+    torch_args, ms_args = signature_arguments(call["torch"]), signature_arguments(call["mindspore"])
+    if torch_args is None or ms_args is None:
+        return None
+    tried = ", ".join(call["tried"]) or "no parameter"
+    ms_positional = [a.arg for a in (*ms_args.posonlyargs, *ms_args.args)]
+    ms_names = {*ms_positional, *(a.arg for a in ms_args.kwonlyargs)}
+    torch_positional = [*torch_args.posonlyargs, *torch_args.args]
+    required = len(torch_positional) - len(torch_args.defaults)   # the calls gave these by place
+    params = []
+    for a in (*torch_positional, torch_args.vararg, *torch_args.kwonlyargs):
+        if a is None:
+            continue
+        place = next((i for i, b in enumerate(torch_positional) if b is a), None)
+        target = (ms_positional[place] if place is not None and place < min(required, len(ms_positional))
+                  else a.arg if a.arg in ms_names else None)
+        if a.arg in call["tried"] and target is not None:
+            params.append({"torch": a.arg, "mindspore": target, "action": "keep" if target == a.arg else "rename",
+                           "fill": False, "note": {}})
+        else:   # left by hand unless the call gives its torch default
+            params.append({"torch": a.arg, "mindspore": None, "action": "drop", "code": "RC324",
+                           "why": f"it tried {tried}", "fill": False, "note": {}})
+    evidence = f"{row['reason']}; tried {tried}"
+    raw = {"id": f"table:{api}", "source": "torch", "rule": rule,
+           "torch": {"api": api, "signature": call["torch"]},
+           "mindspore": {"api": row["mindspore_api"], "signature": call["mindspore"]},
+           "summary": {"en": f"The official mapping table's row, verified: {evidence}.",
+                       "zh": f"官方映射表中的一行,经 verify-table 验证:{evidence}。"},
+           "params": params}
+    try:
+        return Entry(params=_params(raw, f"{TABLE_VERDICTS}: {api}"), proven=True, table_row=evidence, **raw)
+    except MappingError:
+        return None   # a signature with a default that does not read (`<object ...>`): nothing to go by
 
 
 @functools.lru_cache(maxsize=None)

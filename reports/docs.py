@@ -193,6 +193,14 @@ _TEXT = {
         "table_dtypes_intro": "Rows whose float32 calls agree, and whose call with float16, int64 or bool inputs "
                               "(which torch takes) differs or has no CPU kernel in MindSpore.",
         "table_dtypes_head": "| PyTorch | MindSpore | The table says | Other dtypes |",
+        "table_translated_title": "What `recompat translate` carries over from it",
+        "table_translated_intro": "A row that agrees is evidence the translator uses (`--scope model`, torch to "
+                                  "MindSpore) where no entry of mappings/ translates the torch API: a call becomes "
+                                  "a call of the row's MindSpore API when it gives only parameters the agreeing "
+                                  "calls gave (RC323); one that gives another is left as it is (RC324). A row "
+                                  "whose call with another dtype differs, or whose MindSpore signature cannot be "
+                                  "read, is not used. {n} rows:",
+        "table_translated_head": "| PyTorch | MindSpore | Parameters carried over |",
         "verdicts": {"agrees": "agrees", "differs": "differs", "no kernel": "no kernel (CPU)", "missing": "missing",
                      "not probed": "not probed", "out of scope": "out of scope"},
     },
@@ -323,6 +331,12 @@ _TEXT = {
         "table_dtypes_intro": "float32 调用一致,而以 float16、int64 或 bool 输入(torch 接受)调用时结果不一致,"
                               "或 MindSpore 在 CPU 上没有对应内核的行。",
         "table_dtypes_head": "| PyTorch | MindSpore | 映射表的说法 | 其他数据类型 |",
+        "table_translated_title": "`recompat translate` 据此转换的行",
+        "table_translated_intro": "实测一致的行是翻译器(`--scope model`,torch 到 MindSpore)可用的依据:"
+                                  "mappings/ 中没有条目翻译该 torch API 时,只传入一致调用用过的参数的调用会"
+                                  "改为调用该行的 MindSpore API(RC323);传入其他参数的调用保持原样(RC324)。"
+                                  "其他数据类型调用不一致、或 MindSpore 签名无法读取的行不使用。共 {n} 行:",
+        "table_translated_head": "| PyTorch | MindSpore | 转换的参数 |",
         "verdicts": {"agrees": "一致", "differs": "不一致", "no kernel": "无内核(CPU)", "missing": "缺失",
                      "not probed": "未探测", "out of scope": "不在范围内"},
     },
@@ -492,8 +506,11 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
                  "kind": r.kind, "what": dict(r.what), "instead": dict(r.instead),
                  "codes": [c for c in REPORTED_CODES.get(r.framework, ()) if c in maps.diagnostics]}
                 for r in maps.reported]
+    # the official table's agreeing rows the translator draws on (mappings.table_entries), with what they carry
+    table = [{"torch": e.torch["api"], "mindspore": e.mindspore["api"],
+              "params": [p.torch for p in e.params if p.mindspore]} for e in maps.table]
     return {"kind": "recompat-mappings", "format": 1, "generated_by": MARK.replace("`", ""),
-            "versions": dict(VERSIONS), "entries": entries, "reported": reported}
+            "versions": dict(VERSIONS), "entries": entries, "reported": reported, "table": table}
 
 
 def _selective_ops(maps) -> dict:
@@ -648,9 +665,10 @@ def _index_md(env, doc: dict, lang: str, table: bool = False) -> str:
 TABLE_PAGE = "table"   # <lang>/table.md: the official mapping table, run (compat/table.py's recorded verdicts)
 
 
-def _table_md(env, recorded: dict, lang: str) -> str:
-    """The page of the official mapping table's verdicts: the counts, the consistency claims that do not hold, then
-    every row by the table's sections, in the table's order."""
+def _table_md(env, recorded: dict, lang: str, translated: list[dict]) -> str:
+    """The page of the official mapping table's verdicts: the counts, the consistency claims that do not hold, the
+    rows the translator draws on (`translated`: the docs model's "table"), then every row by the table's sections,
+    in the table's order."""
     from recompat.compat.table import VERDICTS, dtype_outcomes
 
     t = _TEXT[lang]
@@ -674,7 +692,8 @@ def _table_md(env, recorded: dict, lang: str) -> str:
     sections = [(name, [shown(r) for r in rows if r["section"] == name])
                 for name in dict.fromkeys(r["section"] for r in rows)]
     return env.get_template("table.md").render(
-        t=t, mark=MARK, wrong=wrong, other_dtypes=other_dtypes, sections=sections,
+        t=t, mark=MARK, wrong=wrong, other_dtypes=other_dtypes, sections=sections, translated=translated,
+        translated_intro=t["table_translated_intro"].format(n=len(translated)),
         counts=[(label[k], counts[k]) for k in VERDICTS if counts.get(k)],
         intro=t["table_intro"].format(rows=len(rows), torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]),
         coverage=t["table_coverage"].format(decided=decided, in_scope=in_scope,
@@ -764,7 +783,7 @@ def build(maps=None, *, mappings_folder: Path | None = None, guides_from: Path |
         if doc["reported"]:
             files[f"{lang}/{REPORTED_PAGE}.md"] = _reported_md(env, doc, lang)
         if table is not None:
-            files[f"{lang}/{TABLE_PAGE}.md"] = _table_md(env, table, lang)
+            files[f"{lang}/{TABLE_PAGE}.md"] = _table_md(env, table, lang, doc["table"])
     guides_root = guides_from if guides_from is not None else repo_docs()
     guides = {}   # name -> its text, for the hand-written pages there are
     for name in GUIDES:

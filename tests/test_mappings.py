@@ -222,7 +222,7 @@ def _translator_codes() -> set[str]:
 
 
 def _mapping_codes() -> set[str]:
-    return {c for e in M.entries for p in e.params for _, c in p.codes}
+    return {c for e in (*M.entries, *M.table) for p in e.params for _, c in p.codes}
 
 
 def test_diagnostics_are_well_formed():

@@ -95,6 +95,8 @@ def test_every_recorded_verdict_holds(whole_table):
         recorded = RECORDED[v.torch_api].get("dtypes") or {}
         assert {d: o.split(":")[0] for d, o in v.dtypes.items()} == {d: o.split(":")[0] for d, o in recorded.items()}
         assert all(o == recorded[d] for d, o in v.dtypes.items() if o.startswith("differs")), v.torch_api
+        # what the translator takes from an agreeing row (mappings.table_entries): the signatures, what was tried
+        assert v.call == (RECORDED[v.torch_api].get("call") or {}), v.torch_api
 
 
 def test_the_record_holds_every_verdict_kind_the_table_needs():
@@ -212,6 +214,20 @@ def test_cli_check_fails_where_another_dtype_changed(monkeypatch, capsys):
     assert main(["verify-table", "--check", "-q", "--api", "torch.abs"]) == 1
     assert "torch.abs: agrees -> agrees; other dtypes: float16 no kernel, int64 agrees -> float16 agrees, int64 " \
            "agrees" in capsys.readouterr().err
+
+
+def test_cli_check_fails_where_the_calls_the_translator_takes_changed(monkeypatch, capsys):
+    """An agreeing row whose signatures or tried parameters changed (a new version's signature) is a change: the
+    translator carries calls over by them (recompat.mappings.table_entries)."""
+    changed = dict(RECORDED)
+    call = changed["torch.cumprod"]["call"]
+    assert call["tried"] == ["input", "dim"]
+    changed["torch.cumprod"] = {**changed["torch.cumprod"], "call": {**call, "tried": ["input", "dim", "dtype"]}}
+    monkeypatch.setattr(table, "recorded", lambda path=None: changed)
+    assert main(["verify-table", "--check", "-q", "--api", "torch.cumprod"]) == 1
+    assert ("torch.cumprod: agrees -> agrees; the calls the translator takes from it: cumprod(input, dim, *, "
+            "dtype=None, out=None) as cumprod(input, dim, dtype=None), given input, dim, dtype -> ") \
+        in capsys.readouterr().err
 
 
 def test_other_dtypes_are_tried_where_float32_agrees():

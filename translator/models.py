@@ -742,7 +742,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self._initialize_after(holder, plan, site, qual)
         for code, fields in plan.notes:
             self.diag(site, code, **fields)
-        if not any(d.status != "converted" for d in site.diagnostics):
+        if entry.table_row is not None:   # the table's row is its evidence: say so whatever else is said
+            self.diag(site, "RC323", source=qual, target=entry.names(self.to)[0], evidence=entry.table_row)
+        elif not any(d.status != "converted" for d in site.diagnostics):
             self.diag(site, "RC300", source=qual, target=entry.names(self.to)[0])
 
     # -- a MindSpore layer's initializer arguments (weight_init='ones'), as torch.nn.init calls after it is built --
@@ -909,7 +911,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if self.m.diagnostics.get(p.code or "", {}).get("status") == "manual":   # its value matters
                 if not convert.same(text, getattr(p, f"{frm}_default")):
                     if not (p.fills and to == "torch"):
-                        raise _Manual("RC309", param=a.name, value=text, why=p.why or "no counterpart")
+                        raise _Manual(p.code, param=a.name, value=text, why=p.why or "no counterpart")
                     plan.after.append((a, p.fills, *self._torch_init(a.value, a.name, plan)))
             elif not any(convert.same(text, getattr(p, f"{side}_default")) for side in (frm, to)):
                 # (a value the source takes by default, or that the target does anyway, goes with nothing lost)
