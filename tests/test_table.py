@@ -270,8 +270,18 @@ def test_the_page_lists_every_consistency_claim_that_does_not_hold(lang, consist
     expected = [api for api, r in RECORDED.items() if r["official"].lower().startswith("consistent")
                 and r["verdict"] in ("differs", "no kernel", "missing")]
     assert listed == expected and len(expected) > 50
-    every_row = re.findall(r"^\| `(torch[\w.]*)` \|", page.split("\n## ", 3)[3], re.M)
-    assert every_row == list(RECORDED)   # then every row, by section, in the table's order
+    every_row = re.findall(r"^\| `(torch[\w.]*)` \|", page.split("\n## ", 4)[4], re.M)
+    assert every_row == list(RECORDED)   # after the rows the translator draws on, every row, in the table's order
+
+
+@pytest.mark.parametrize("lang, title", [("en", "What `recompat translate` carries over from it"),
+                                         ("zh", "`recompat translate` 据此转换的行")])
+def test_the_page_lists_the_rows_the_translator_draws_on(lang, title):
+    from recompat import mappings
+
+    page = (DOCS / lang / "table.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| `(torch[\w.]*)` \|", page.split(f"## {title}", 1)[1].split("\n## ", 1)[0], re.M)
+    assert listed == [e.torch["api"] for e in mappings.default().table] and len(listed) > 50
 
 
 @pytest.mark.parametrize("lang, title", [("en", "Where float32 agrees and another dtype does not"),

@@ -148,6 +148,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         chain = names.attribute_chain(node)
         if not chain or self.scope is None:
             return None, None
+        if chain[0] not in self._imported_names:   # most names read are locals: no scope to look through
+            return None, chain[0]
         q = self.scope.qualname(chain[0])
         qual = ".".join([q, *chain[1:]]) if q else None
         if qual and (public := self.framework.public_name(qual)) in self.table:
@@ -156,6 +158,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def ours(self, qual: str | None) -> bool:
         return qual is not None and (qual == self.frm or qual.startswith(self.frm + "."))
+
+    @functools.cached_property
+    def _imported_names(self) -> frozenset[str]:
+        """Every name an import of the file binds, in any scope: only these can have a qualified name."""
+        return frozenset(name for stmt in names.imports(self.tree) for name, _, _ in names.import_bindings(stmt))
 
     def visit_ClassDef(self, node):
         is_model = any(self._model_base(b) for b in node.bases)
