@@ -90,10 +90,72 @@ class MindSporeBackend(AbstractBackend):
 
 
 class Rearrange(RearrangeMixin, nn.Cell):
-    """einops.layers.torch.Rearrange as a Cell: `Rearrange("b c h w -> b (h w) c")(x)`."""
+    """einops.layers.torch.Rearrange as a Cell: `Rearrange("b c h w -> b (h w) c")(x)`.
+
+    einops picks a tensor's backend and works out the reshapes in Python, which GRAPH mode cannot compile. Where
+    the pattern allows (no `...`, each input axis composed of at most one axis of unknown length), the layer keeps
+    a plan made once from the pattern: a reshape to the elementary axes (their lengths read off the input's shape),
+    one transpose, a reshape to the output's axes; GRAPH mode compiles that. Other patterns go through einops."""
+
+    def __init__(self, pattern: str, **axes_lengths):
+        super().__init__(pattern, **axes_lengths)
+        self._plan = _plan(pattern, axes_lengths)
 
     def construct(self, x):
-        return self._apply_recipe(x)
+        if self._plan is None:
+            return self._apply_recipe(x)
+        left, perm, right = self._plan
+        shape = x.shape
+        if len(shape) != len(left):
+            raise ValueError(f"Rearrange({self.pattern!r}) expects a {len(left)}-d tensor, got {len(shape)}-d")
+        sizes = ()
+        for i in range(len(left)):   # a static loop: GRAPH mode unrolls it, the shape being known
+            known = 1
+            for n in left[i]:
+                if n > 0:
+                    known = known * n
+            if shape[i] % known != 0 or (-1 not in left[i] and shape[i] != known):
+                raise ValueError(f"Rearrange({self.pattern!r}): input axis {i} of length {shape[i]} does not "
+                                 f"split into {left[i]}")
+            for n in left[i]:
+                sizes = sizes + ((shape[i] // known) if n < 0 else n,)
+        x = ops.transpose(ops.reshape(x, sizes), perm)
+        out = ()
+        for group in right:
+            size = 1
+            for k in group:
+                size = size * sizes[k]
+            out = out + (size,)
+        return ops.reshape(x, out)
+
+
+def _plan(pattern: str, axes_lengths: dict) -> tuple | None:
+    """(per input axis, the lengths of the elementary axes it composes, -1 for the one read off the input; the
+    transpose of the elementary axes; per output axis, the elementary axes it composes), or None where the pattern
+    needs einops (`...`, two unknown lengths in one input axis, an axis of the output the input lacks)."""
+    from einops.parsing import ParsedExpression
+
+    before, _, after = pattern.partition("->")
+    try:
+        left, right = ParsedExpression(before), ParsedExpression(after)
+    except Exception:   # einops' own check (RearrangeMixin.__init__) has already said what is wrong
+        return None
+    if left.has_ellipsis or right.has_ellipsis:
+        return None
+    names = [n for group in left.composition for n in group]
+    lengths = []
+    for group in left.composition:
+        unknown = [n for n in group if n not in axes_lengths]
+        if len(unknown) > 1 or not all(isinstance(n, str) for n in group):
+            return None
+        lengths.append(tuple(-1 if n not in axes_lengths else int(axes_lengths[n]) for n in group))
+    out_names = [n for group in right.composition for n in group]
+    if sorted(out_names) != sorted(names) or len(set(names)) != len(names):
+        return None
+    perm = tuple(names.index(n) for n in out_names)
+    place = {n: i for i, n in enumerate(out_names)}   # after the transpose, the elementary axes are in output order
+    right_groups = tuple(tuple(perm[place[n]] for n in group) for group in right.composition)
+    return tuple(lengths), perm, right_groups
 
 
 class Reduce(ReduceMixin, nn.Cell):

@@ -117,6 +117,54 @@ def test_einops_computes_the_same_values_and_gradients_on_mindspore(name, patter
 
 
 @pytest.mark.runtime
+@pytest.mark.parametrize("pattern,kwargs,shape", [c[1:] for c in CASES if c[0] == "Rearrange"]
+                         + [("b 1 c -> b c", {}, (2, 1, 3)), ("b c -> b 1 c", {}, (2, 3))])
+def test_rearrange_compiles_in_graph_mode(pattern, kwargs, shape):
+    """einops works a pattern out in Python, which GRAPH mode cannot compile (MONAI's ViT, UNETR and ViTAutoEnc
+    did not); the layer's own plan (a reshape, a transpose, a reshape) compiles, and gives einops' values."""
+    pytest.importorskip("einops")
+    import einops.layers.torch
+    import mindspore
+    import torch
+
+    from recompat.compat import recomputed_ops
+    from recompat.einops import Rearrange
+
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert recomputed_ops(_AfterDense(Rearrange(pattern, **kwargs), shape[-1]), mindspore.Tensor(x)) == []
+    np.testing.assert_array_equal(Rearrange(pattern, **kwargs)(mindspore.Tensor(x)).asnumpy(),
+                                  einops.layers.torch.Rearrange(pattern, **kwargs)(torch.tensor(x)).numpy())
+
+
+def _AfterDense(layer, n):   # a Cell with a parameter before the layer: its gradient is what GRAPH mode compiles
+    import mindspore
+
+    class AfterDense(mindspore.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.layer = mindspore.nn.Dense(n, n), layer
+
+        def construct(self, x):
+            return self.layer(self.fc(x))
+
+    return AfterDense()
+
+
+@pytest.mark.runtime
+def test_a_pattern_the_plan_does_not_cover_goes_through_einops():
+    pytest.importorskip("einops")
+    import mindspore
+
+    from recompat.einops import Rearrange
+
+    x = mindspore.Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    layer = Rearrange("b ... c -> b c ...")
+    assert layer._plan is None and layer(x).shape == (2, 4, 3)
+    with pytest.raises(ValueError, match=r"input axis 1 of length 3 does not split"):
+        Rearrange("b (h d) c -> b h d c", h=2)(x)
+
+
+@pytest.mark.runtime
 def test_a_layer_is_a_cell_that_reads_back_as_its_pattern():
     pytest.importorskip("einops")
     import mindspore
