@@ -19,7 +19,8 @@ the code does not fix (``isinstance(m, (nn.BatchNorm2d, nn.BatchNorm3d))``: gamm
 becomes ``initialized(w, HeNormal(negative_slope=0.01))``): MindSpore has the initializers, not the in-place fill.
 
 ``einsum(equation, *operands)`` is torch.einsum from the operations MindSpore runs on every device (its own Einsum
-has no CPU kernel in 2.10).
+has no CPU kernel in 2.10); its steps come from the equation and the shapes only, so GRAPH mode works them out
+while it compiles.
 
 ``roll(input, shifts, dims)`` is torch.roll from slices (MindSpore 2.10's Roll has no CPU kernel), and
 ``layer_norm(input, normalized_shape, ...)`` torch's F.layer_norm from means (its LayerNormExt has none either).
@@ -44,6 +45,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import math
 import string
 import warnings
 
@@ -59,6 +61,8 @@ def __getattr__(name: str):
         return _no_grad()
     if name == "as_tensor":
         return _as_tensor()
+    if name == "einsum":
+        return _einsum()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -449,42 +453,93 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
     return out
 
 
-def einsum(*args):
-    """torch.einsum on MindSpore tensors: ``einsum("bhxy,bhyd->bhxd", a, v)``, the operands also as one list, the
-    output left implicit (the labels seen once, in alphabetical order), ``...`` for broadcast dimensions, a label
-    repeated within one operand for its diagonal, and torch's sublist form (``einsum(a, [0, 1], b, [1, 2])``).
-    The operands are contracted pairwise, left to right, each pair as one batched matmul (transpose, reshape,
-    matmul): MindSpore 2.10's ``ops.einsum`` has no CPU kernel and ``mint.einsum`` runs on Ascend only
-    (tests/test_framework_facts.py). ValueError, as torch raises it, for an equation that does not fit."""
-    equation, operands = _einsum_arguments(args)
-    terms, output = _einsum_labels(equation, [len(op.shape) for op in operands])
-    pending = [(op, labels) for op, labels in zip(operands, terms)]
-    x, labels = _einsum_reduce(*pending[0], keep=_labels_needed(output, pending[1:]))
-    for i, (y, y_labels) in enumerate(pending[1:], start=2):
-        keep = _labels_needed(output, pending[i:])
-        y, y_labels = _einsum_reduce(y, y_labels, keep=keep | set(labels))
-        x, labels = _contract(x, labels, y, y_labels, keep)
-    return _permuted(x, [labels.index(label) for label in output])
+@functools.lru_cache(maxsize=None)
+def _einsum():
+    # made on first use with MindSpore's names bound outside it: GRAPH mode compiles no import statement
+    from mindspore import ops
+
+    plan = ops.constexpr(reuse_result=False)(_einsum_plan)   # worked out from constants: compile time in GRAPH
+
+    def einsum(*args):
+        """torch.einsum on MindSpore tensors: ``einsum("bhxy,bhyd->bhxd", a, v)``, the operands also as one list,
+        the output left implicit (the labels seen once, in alphabetical order), ``...`` for broadcast dimensions, a
+        label repeated within one operand for its diagonal, and torch's sublist form (``einsum(a, [0, 1], b,
+        [1, 2])``). The operands are contracted pairwise, left to right, each pair as one batched matmul
+        (transpose, reshape, matmul): MindSpore 2.10's ``ops.einsum`` has no CPU kernel and ``mint.einsum`` runs on
+        Ascend only (tests/test_framework_facts.py). The steps are worked out from the equation and the shapes
+        alone (_einsum_plan), which GRAPH mode does while it compiles. ValueError, as torch raises it, for an
+        equation that does not fit."""
+        if not args:
+            raise ValueError("einsum(): must specify the equation string and at least one operand")
+        if isinstance(args[0], str):
+            equation = args[0]
+            operands = args[1] if len(args) == 2 and isinstance(args[1], (list, tuple)) else args[1:]
+        else:
+            equation, operands = _sublist_form(args)
+        shapes = ()
+        for operand in operands:
+            shapes = shapes + (tuple(operand.shape),)
+        x = operands[0]
+        y = operands[0]
+        for step in plan(equation, shapes):   # a constant: GRAPH mode unrolls the loop
+            kind = step[0]
+            if kind == "load":
+                y = operands[step[1]]
+            elif kind == "matmul":
+                x = ops.matmul(x, y)
+            elif kind == "mul":   # an outer product: MindSpore 2.10's batched matmul fails in backward then
+                x = x * y
+            elif step[1] == 0:
+                x = _einsum_step(ops, x, step)
+            else:
+                y = _einsum_step(ops, y, step)
+        return x
+    return einsum
 
 
-def _permuted(x, order: list[int]):
-    return x if order == sorted(order) else x.transpose(tuple(order))
+def _einsum_step(ops, x, step):
+    """One step of _einsum_plan on one operand: a diagonal, a sum, a transpose or a reshape."""
+    kind = step[0]
+    if kind == "diag":     # ("diag", operand, n, the eye's shape to multiply by, the axis summed)
+        return (x * ops.eye(step[2], step[2], x.dtype).reshape(step[3])).sum(axis=step[4])
+    if kind == "sum":      # ("sum", operand, axes, keepdims)
+        return x.sum(axis=step[2], keepdims=step[3])
+    if kind == "perm":
+        return x.transpose(step[2])
+    return x.reshape(step[2])
 
 
-def _einsum_arguments(args) -> tuple[str, list]:
-    if not args:
-        raise ValueError("einsum(): must specify the equation string and at least one operand")
-    if isinstance(args[0], str):
-        operands = list(args[1]) if len(args) == 2 and isinstance(args[1], (list, tuple)) else list(args[1:])
-        return args[0], operands
-    # sublist form: operand, its labels as ints, ..., optionally the output's labels last
+def _sublist_form(args) -> tuple[str, tuple]:
+    """torch's sublist form: operand, its labels as ints, ..., optionally the output's labels last."""
     pairs, output = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
+    equation = ",".join(_letters(s) for s in pairs[1::2]) + ("" if output is None else "->" + _letters(output))
+    return equation, tuple(pairs[0::2])
 
-    def letters(sublist) -> str:   # torch numbers the labels 0-51: A-Z, then a-z
-        return "".join("..." if i is Ellipsis else (string.ascii_uppercase + string.ascii_lowercase)[i]
-                       for i in sublist)
-    equation = ",".join(letters(s) for s in pairs[1::2]) + ("" if output is None else "->" + letters(output))
-    return equation, list(pairs[0::2])
+
+def _letters(sublist) -> str:   # torch numbers the labels 0-51: A-Z, then a-z
+    return "".join("..." if i is Ellipsis else (string.ascii_uppercase + string.ascii_lowercase)[i] for i in sublist)
+
+
+def _einsum_plan(equation: str, shapes: tuple) -> tuple:
+    """The steps of einsum: per operand, its repeated labels taken on their diagonal and the labels no one else
+    needs summed out; then each next operand contracted with what came before; the output's order last. Each step
+    names the operand it acts on (0: what came before, 1: the operand loaded last) and its sizes: the shapes are
+    all it reads."""
+    terms, output = _einsum_labels(equation, [len(shape) for shape in shapes])
+    steps: list[tuple] = []
+    labels, shape = _plan_reduce(steps, 0, terms[0], list(shapes[0]), _labels_needed(output, terms[1:]))
+    for i in range(1, len(terms)):
+        steps.append(("load", i))
+        keep = _labels_needed(output, terms[i + 1:])
+        y_labels, y_shape = _plan_reduce(steps, 1, terms[i], list(shapes[i]), keep | set(labels))
+        labels, shape = _plan_contract(steps, labels, shape, y_labels, y_shape, keep)
+    _plan_permute(steps, 0, [labels.index(label) for label in output])
+    return tuple(steps)
+
+
+def _plan_permute(steps: list, operand: int, order: list[int]) -> None:
+    if order != sorted(order):
+        steps.append(("perm", operand, tuple(order)))
 
 
 def _einsum_labels(equation: str, ndims: list[int]) -> tuple[list[list], list]:
@@ -518,57 +573,57 @@ def _einsum_labels(equation: str, ndims: list[int]) -> tuple[list[list], list]:
     return labels, out
 
 
-def _labels_needed(output, pending) -> set:
-    return set(output).union(*(labels for _, labels in pending))
+def _labels_needed(output, pending: list) -> set:
+    return set(output).union(*pending)
 
 
-def _einsum_reduce(x, labels: list, keep: set):
+def _plan_reduce(steps: list, operand: int, labels: list, shape: list, keep: set) -> tuple[list, list]:
     """One operand with a repeated label taken on its diagonal and the labels no one else needs summed out."""
-    from mindspore import ops
-
     labels = list(labels)
     for label in dict.fromkeys(labels):
         while labels.count(label) > 1:
             p = labels.index(label)
             q = labels.index(label, p + 1)
-            n = x.shape[p]
-            mask_shape = [n if i in (p, q) else 1 for i in range(len(labels))]
-            x = (x * ops.eye(n, n, x.dtype).reshape(mask_shape)).sum(axis=q)
-            del labels[q]
-    gone = [i for i, label in enumerate(labels) if label not in keep]
+            n = shape[p]
+            steps.append(("diag", operand, n, tuple(n if i in (p, q) else 1 for i in range(len(labels))), q))
+            del labels[q], shape[q]
+    gone = tuple(i for i, label in enumerate(labels) if label not in keep)
     if gone:
-        x = x.sum(axis=tuple(gone))
+        steps.append(("sum", operand, gone, False))
+        shape = [n for i, n in enumerate(shape) if i not in gone]
         labels = [label for label in labels if label in keep]
-    return x, labels
+    return labels, shape
 
 
-def _contract(x, x_labels: list, y, y_labels: list, keep: set):
+def _plan_contract(steps: list, x_labels: list, x_shape: list, y_labels: list, y_shape: list,
+                   keep: set) -> tuple[list, list]:
     """x and y multiplied over their shared labels, summed over the shared ones ``keep`` lacks: one matmul of
     (batch..., x's own, contracted) by (batch..., contracted, y's own)."""
-    import math
-
-    from mindspore import ops
-
     shared = [label for label in x_labels if label in y_labels]
     batch = [label for label in shared if label in keep]
     summed = [label for label in shared if label not in keep]
     x_own = [label for label in x_labels if label not in shared]
     y_own = [label for label in y_labels if label not in shared]
+    x_shape, y_shape = list(x_shape), list(y_shape)
     for label in summed:   # a size-1 dimension broadcasts: sum the other side over it first
         i, j = x_labels.index(label), y_labels.index(label)
-        if x.shape[i] == 1 and y.shape[j] != 1:
-            y = y.sum(axis=j, keepdims=True)
-        elif y.shape[j] == 1 and x.shape[i] != 1:
-            x = x.sum(axis=i, keepdims=True)
-    x_size = dict(zip(x_labels, x.shape))
-    y_size = dict(zip(y_labels, y.shape))
-    x = _permuted(x, [x_labels.index(l) for l in batch + x_own + summed])
-    y = _permuted(y, [y_labels.index(l) for l in batch + summed + y_own])
-    k = math.prod(x_size[l] for l in summed)
-    x = x.reshape(tuple(x_size[l] for l in batch) + (math.prod(x_size[l] for l in x_own), k))
-    y = y.reshape(tuple(y_size[l] for l in batch) + (k, math.prod(y_size[l] for l in y_own)))
-    # k == 1 is an outer product: MindSpore 2.10's batched matmul fails in backward then (test_framework_facts)
-    product = x * y if k == 1 else ops.matmul(x, y)
-    batch_shape = tuple(product.shape[:len(batch)])
-    shape = batch_shape + tuple(x_size[l] for l in x_own) + tuple(y_size[l] for l in y_own)
-    return product.reshape(shape), batch + x_own + y_own
+        if x_shape[i] == 1 and y_shape[j] != 1:
+            steps.append(("sum", 1, (j,), True))
+            y_shape[j] = 1
+        elif y_shape[j] == 1 and x_shape[i] != 1:
+            steps.append(("sum", 0, (i,), True))
+            x_shape[i] = 1
+    x_size, y_size = dict(zip(x_labels, x_shape)), dict(zip(y_labels, y_shape))
+    _plan_permute(steps, 0, [x_labels.index(label) for label in batch + x_own + summed])
+    _plan_permute(steps, 1, [y_labels.index(label) for label in batch + summed + y_own])
+    k = math.prod(x_size[label] for label in summed)
+    steps.append(("reshape", 0, tuple(x_size[label] for label in batch)
+                  + (math.prod(x_size[label] for label in x_own), k)))
+    steps.append(("reshape", 1, tuple(y_size[label] for label in batch)
+                  + (k, math.prod(y_size[label] for label in y_own))))
+    steps.append(("mul",) if k == 1 else ("matmul",))
+    batch_shape = tuple(max(x_size[label], y_size[label]) for label in batch)   # a size 1 broadcasts
+    shape = batch_shape + tuple(x_size[label] for label in x_own) + tuple(y_size[label] for label in y_own)
+    steps.append(("reshape", 0, shape))
+    return batch + x_own + y_own, list(shape)
+

@@ -153,10 +153,6 @@ def graph_recomputed(translated, tmp_path_factory):
 GRAPH_NOT_YET = {
     "SegResNet": "GRAPH mode runs part of its construct as Python (a PyExecute node)",
     "SegResNetDS": "GRAPH mode runs part of its construct as Python (a PyExecute node)",
-    # (their Rearrange layers compile now: recompat.einops' plan; test_libraries.py)
-    "ViT": "its attention's torch.einsum is recompat.runtime.einsum, which works the equation out in Python",
-    "UNETR": "its attention's torch.einsum is recompat.runtime.einsum, which works the equation out in Python",
-    "ViTAutoEnc": "its attention's torch.einsum is recompat.runtime.einsum, which works the equation out in Python",
     "GlobalNet": "an import statement inside a method its construct calls",
     "LocalNet": "its upsampling splits a tensor with SplitTensor, which has no CPU kernel when compiled",
     "VNet": "3-D channel dropout on a 4-D input (as in PyNative, NOT_YET)",
