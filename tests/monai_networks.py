@@ -76,6 +76,11 @@ NETWORKS = {
                    (2, 1, 64, 64)),
     "SegResNetVAE": ("SegResNetVAE", dict(input_image_size=(16, 16), spatial_dims=2, init_filters=8, in_channels=1,
                                           out_channels=2, blocks_down=(1, 1), blocks_up=(1,)), (2, 1, 16, 16)),
+    # checkpointed under its use_checkpoint flag (`if self.use_checkpoint: checkpoint(self.encoder, x)`)
+    "AutoencoderKL": ("AutoencoderKL", dict(spatial_dims=2, in_channels=1, out_channels=1, channels=(4, 4),
+                                            latent_channels=2, num_res_blocks=1, norm_num_groups=2,
+                                            attention_levels=(False, False), with_encoder_nonlocal_attn=False,
+                                            with_decoder_nonlocal_attn=False, use_checkpoint=True), (1, 1, 16, 16)),
 }
 
 

@@ -40,6 +40,8 @@ NOT_YET = {
     "SegResNetVAE-train": "its VAE reads self.vae_fc1.in_features, a torch Linear's attribute that MindSpore's Dense "
                           "calls in_channels (a layer's attributes other than its tensors are not renamed yet), and "
                           "draws its sample with torch.randn_like, which compare() cannot replay",
+    "AutoencoderKL": "it draws its latent sample with torch.randn_like in both modes, which compare() cannot replay "
+                     "(the latent's mean and sigma agree)",
 }
 NETWORKS = list(_networks_script.NETWORKS)       # the configurations live in monai_networks.py
 
@@ -179,7 +181,8 @@ def test_the_translated_checkpointing_recomputes_in_graph_mode_what_torch_reruns
     GRAPH-mode gradient recomputes operators inside every one of those modules. (MONAI's wrapper checkpoints the
     blocks its UNet builds as Sequentials; the function form's mark is dropped there, a Cell's is kept.)"""
     checkpointed = {network: found for network, found in graph_recomputed.items() if found.get("regions")}
-    assert list(checkpointed) == ["CheckpointUNet"], checkpointed
+    # AutoencoderKL checkpoints under its use_checkpoint flag: marked in __init__ where the flag is set (RC142)
+    assert list(checkpointed) == ["CheckpointUNet", "AutoencoderKL"], checkpointed
     for network, found in checkpointed.items():
         assert "error" not in found, (network, found)
         assert found["unrecomputed"] == [], (network, found)

@@ -851,30 +851,64 @@ class TorchToMindSpore(SiteLog):
                 if isinstance(block, ast.Attribute) and isinstance(block.value, ast.Name) and block.value.id == "self":
                     by_attr[(id(ev.cls), block.attr)].append(ev)
         for (_, attr), evs in by_attr.items():
-            why = self._cell_style_blocker(evs[0].cls, attr, evs)
+            why, flag = self._cell_style_blocker(evs[0].cls, attr, evs)
             if why:
                 plan["why"].update({id(ev.node): why for ev in evs})
                 continue
             assign = self._init_assignment(evs[0].cls, attr)
+            if flag is not None:   # the mark goes where both the block and the flag are set
+                assign = max(assign, flag[1], key=lambda stmt: stmt.end_lineno)
             for ev in evs:
-                plan[id(ev.node)] = {"attr": attr, "assign": assign, "first": ev is evs[0]}
+                plan[id(ev.node)] = {"attr": attr, "assign": assign, "first": ev is evs[0],
+                                     "flag": flag and flag[0]}
         return plan
 
-    def _cell_style_blocker(self, cls: ast.ClassDef, attr: str, evs: list[Event]) -> str | None:
+    def _cell_style_blocker(self, cls: ast.ClassDef, attr: str, evs: list[Event]) -> tuple[str | None, tuple | None]:
+        """(why `self.attr` is not marked in __init__, or None; where its calls are checkpointed under a flag,
+        `if self.F: checkpoint(self.attr, ...) else: self.attr(...)`, (F, the statement that sets it))."""
         assign = self._init_assignment(cls, attr)
-        if names.class_attrs(cls, tree_index.index(self.tree)).get(attr) != names.CELL and not (
+        # a container called as a block is a Sequential (a ModuleList or ModuleDict is not callable)
+        if names.class_attrs(cls, tree_index.index(self.tree)).get(attr) not in (names.CELL, names.CONTAINER) and not (
                 assign is not None and self._module_parameter(cls, assign.value)):
-            return f"self.{attr} is not assigned a Cell in this class"
+            return f"self.{attr} is not assigned a Cell in this class", None
         if assign is None:
-            return f"self.{attr} is not assigned exactly once, in __init__"
-        uses = sum(1 for n in ast.walk(cls) if names.is_self_attr(n) and n.attr == attr
-                   and isinstance(n.ctx, ast.Load))
-        if uses != len(evs):
-            return f"self.{attr} is also used outside checkpoint"
+            return f"self.{attr} is not assigned exactly once, in __init__", None
+        uses = [n for n in ast.walk(cls) if names.is_self_attr(n) and n.attr == attr and isinstance(n.ctx, ast.Load)]
+        flag = None
+        if len(uses) != len(evs):
+            flag = self._flag_of(cls, attr, evs, uses)
+            if isinstance(flag, str):
+                return flag, None
         options = {self._mark_options(ev.node) for ev in evs}
         if len(options) != 1 or None in options:
-            return "its checkpoint calls use options recompute() cannot express, or differ between calls"
-        return None
+            return "its checkpoint calls use options recompute() cannot express, or differ between calls", None
+        return None, flag
+
+    def _flag_of(self, cls: ast.ClassDef, attr: str, evs: list[Event], uses: list) -> tuple | str:
+        """(F, the statement that sets it) for the flag `self.F` under which every checkpoint call of `self.attr` stands (each the
+        statement of an `if self.F:` whose `else` holds the other uses), set once, in __init__'s own body after or
+        before the block is, and stored nowhere else in the file: the flag's value when the model is built then
+        decides the mark. Else why not (a string)."""
+        outside = f"self.{attr} is also used outside checkpoint"
+        init = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
+        branches = [next((n for n in ast.walk(cls) if isinstance(n, ast.If) and any(s is ev.stmt for s in n.body)),
+                         None) for ev in evs]
+        tests = {names.is_self_attr(b.test) and b.test.attr for b in branches if b is not None}
+        if None in branches or len(tests) != 1 or False in tests:
+            return outside
+        flag = tests.pop()
+        in_else = {id(n) for b in branches for stmt in b.orelse for n in ast.walk(stmt)}
+        called = {id(n) for ev in evs for n in ast.walk(ev.node)}
+        if any(id(n) not in called and id(n) not in in_else for n in uses):
+            return outside
+        flag_assign, assign = self._init_assignment(cls, flag), self._init_assignment(cls, attr)
+        stores = [n for n in tree_index.index(self.tree).of(ast.Attribute)
+                  if n.attr == flag and not isinstance(n.ctx, ast.Load)]
+        if flag_assign is None or len(stores) != 1 or not all(any(s is a for s in init.body)
+                                                              for a in (flag_assign, assign)):
+            return (f"{outside}, and the flag self.{flag} it is checkpointed under is not set exactly once, in "
+                    f"__init__'s own body, beside self.{attr} (it could change after the model is built)")
+        return flag, flag_assign
 
     def _module_parameter(self, cls: ast.ClassDef, value: ast.AST) -> bool:
         """Whether `value` is a parameter of __init__ annotated as torch's Module or a layer class
@@ -887,12 +921,14 @@ class TorchToMindSpore(SiteLog):
         return bool(head) and self.m.frameworks["torch"].is_model_class(".".join([head, *chain[1:]]))
 
     @staticmethod
-    def _init_assignment(cls: ast.ClassDef, attr: str) -> ast.Assign | None:
+    def _init_assignment(cls: ast.ClassDef, attr: str) -> ast.Assign | ast.AnnAssign | None:
+        """The one statement that assigns `self.attr` in the class, if it is in __init__ (`self.encoder = ...`,
+        `self.encoder: nn.Module = ...`)."""
         found = [n for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                  and any(names.is_self_attr(t) and t.attr == attr
                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
         init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-        if len(found) != 1 or init is None or not isinstance(found[0], ast.Assign):
+        if len(found) != 1 or init is None or isinstance(found[0], ast.AugAssign) or found[0].value is None:
             return None
         return found[0] if any(n is found[0] for n in ast.walk(init)) else None
 
@@ -945,8 +981,14 @@ class TorchToMindSpore(SiteLog):
             end = self.src.line_end(assign.end_lineno)
             line = self.src.text[self.src.line_start(assign.end_lineno):end]
             at = self.src.line_start(assign.end_lineno) + len(line.rstrip("\r\n"))
-            self.src.insert(at, f"\n{self.src.indent(assign.lineno)}{mark}")
-        self.diag(site, "RC140", attr=attr, mark=mark, absorbed=", ".join(absorbed) or "none")
+            indent = self.src.indent(assign.lineno)
+            guard = f"if self.{plan['flag']}:\n{indent}    " if plan["flag"] else ""
+            self.src.insert(at, f"\n{indent}{guard}{mark}")
+        if plan["flag"]:
+            self.diag(site, "RC142", attr=attr, mark=mark, flag=f"self.{plan['flag']}",
+                      absorbed=", ".join(absorbed) or "none")
+        else:
+            self.diag(site, "RC140", attr=attr, mark=mark, absorbed=", ".join(absorbed) or "none")
         for code, kw in caveats:
             self.diag(site, code, name=kw.arg, value=self.src.segment(kw.value), why="")
         self._dropout_note(site, reentrant_mark=self.non_reentrant not in options)
