@@ -131,3 +131,57 @@ def translate_model(code: str):
     out = (r.new_data or code.encode()).decode()      # None: nothing changed
     ast.parse(out)
     return out, [d for s in r.sites for d in s.diagnostics]
+
+
+# A MindSpore package whose marks are on a parameter, answered from every call the package makes (project.Tree):
+# tests/test_project.py, tests/test_translation_memory.py
+SETTING_PACKAGE = {
+    "__init__.py": "",
+    "setting.py": """\
+        import mindspore                   # the file uses MindSpore: its marks are MindSpore's
+        class LayerSetting:
+            def __init__(self, recompute):
+                self.recompute = recompute
+
+            def __call__(self, layer, layer_id):
+                self.set_recompute(layer, layer_id)
+
+            def set_recompute(self, layer, layer_id):
+                if self.recompute:
+                    layer.recompute()
+                else:
+                    LayerSetting.select(layer, ["attn"])
+
+            @staticmethod
+            def select(layer, patterns):
+                for name, cell in layer._cells.items():
+                    if name in patterns:
+                        cell.recompute()
+                    LayerSetting.select(cell, patterns[1:])
+                for attr in dir(layer):
+                    operator = getattr(layer, attr)
+                    operator.recompute()
+        """,
+    "model.py": """\
+        from mindspore import nn
+        from pkg.setting import LayerSetting
+
+
+        class Block(nn.Cell):
+            pass
+
+
+        class Model(nn.Cell):
+            def __init__(self, config, spec):
+                super().__init__()
+                self.setting = LayerSetting(config.recompute)
+                self.layers = nn.CellList()
+                for i in range(2):
+                    layer = Block()
+                    self.setting(layer, i)
+                for i in range(2):
+                    built = spec.build()                # what nothing shows, but a CellList takes Cells only
+                    self.setting(built, i)
+                    self.layers.append(built)
+        """,
+}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SETTING_PACKAGE
 from recompat.translator import project
 from recompat.translator.engine import Options, run
 
@@ -240,56 +241,6 @@ def test_the_tree_reads_each_module_once_and_only_its_own_package():
     assert sorted(read) == ["pkg.a", "pkg.b", "pkg.missing"]
 
 
-SETTING_PACKAGE = {
-    "__init__.py": "",
-    "setting.py": """\
-        import mindspore                   # the file uses MindSpore: its marks are MindSpore's
-        class LayerSetting:
-            def __init__(self, recompute):
-                self.recompute = recompute
-
-            def __call__(self, layer, layer_id):
-                self.set_recompute(layer, layer_id)
-
-            def set_recompute(self, layer, layer_id):
-                if self.recompute:
-                    layer.recompute()
-                else:
-                    LayerSetting.select(layer, ["attn"])
-
-            @staticmethod
-            def select(layer, patterns):
-                for name, cell in layer._cells.items():
-                    if name in patterns:
-                        cell.recompute()
-                    LayerSetting.select(cell, patterns[1:])
-                for attr in dir(layer):
-                    operator = getattr(layer, attr)
-                    operator.recompute()
-        """,
-    "model.py": """\
-        from mindspore import nn
-        from pkg.setting import LayerSetting
-
-
-        class Block(nn.Cell):
-            pass
-
-
-        class Model(nn.Cell):
-            def __init__(self, config, spec):
-                super().__init__()
-                self.setting = LayerSetting(config.recompute)
-                self.layers = nn.CellList()
-                for i in range(2):
-                    layer = Block()
-                    self.setting(layer, i)
-                for i in range(2):
-                    built = spec.build()                # what nothing shows, but a CellList takes Cells only
-                    self.setting(built, i)
-                    self.layers.append(built)
-        """,
-}
 
 
 def test_a_mark_on_a_parameter_is_read_from_every_call_of_the_package(tmp_path):

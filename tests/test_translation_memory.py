@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SETTING_PACKAGE
 from recompat import mappings
 from recompat.translator import project
 from recompat.translator.translate import translate_bytes
@@ -36,40 +37,6 @@ class Down(nn.Module):
             x = conv(x)
         return F.interpolate(x, scale_factor=1 / (2 ** k))
 """
-
-# MindSpore -> torch: a mark on a parameter, answered from every call the package makes (project.Tree)
-PACKAGE = {
-    "__init__.py": "",
-    "setting.py": """\
-        import mindspore
-        class LayerSetting:
-            def __init__(self, recompute):
-                self.recompute = recompute
-
-            def __call__(self, layer, layer_id):
-                if self.recompute:
-                    layer.recompute()
-        """,
-    "model.py": """\
-        from mindspore import nn
-        from pkg.setting import LayerSetting
-
-
-        class Block(nn.Cell):
-            pass
-
-
-        class Model(nn.Cell):
-            def __init__(self, config):
-                super().__init__()
-                self.setting = LayerSetting(config.recompute)
-                norm = nn.LayerNorm if config.norm else nn.BatchNorm1d
-                self.norm = norm((4,))
-                for i in range(2):
-                    layer = Block()
-                    self.setting(layer, i)
-        """,
-}
 
 
 def nodes_left_by(work) -> int:
@@ -106,7 +73,7 @@ def test_a_call_left_by_hand_leaves_no_tree_behind():
 def test_questions_to_the_package_leave_no_tree_behind(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    for name, text in PACKAGE.items():
+    for name, text in SETTING_PACKAGE.items():   # a mark on a parameter, asked of every call
         (pkg / name).write_text(textwrap.dedent(text))
     frameworks = mappings.default().frameworks.values()
     data = (pkg / "setting.py").read_bytes()
