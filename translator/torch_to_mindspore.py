@@ -855,9 +855,10 @@ class TorchToMindSpore(SiteLog):
             if why:
                 plan["why"].update({id(ev.node): why for ev in evs})
                 continue
-            assign = self._init_assignment(evs[0].cls, attr)
-            if flag is not None:   # the mark goes where both the block and the flag are set
-                assign = max(assign, flag[1], key=lambda stmt: stmt.end_lineno)
+            assign = self._mark_after(evs[0].cls, attr, evs[0].node, flag)
+            if isinstance(assign, str):
+                plan["why"].update({id(ev.node): assign for ev in evs})
+                continue
             for ev in evs:
                 plan[id(ev.node)] = {"attr": attr, "assign": assign, "first": ev is evs[0],
                                      "flag": flag and flag[0]}
@@ -884,6 +885,24 @@ class TorchToMindSpore(SiteLog):
             return "its checkpoint calls use options recompute() cannot express, or differ between calls", None
         return None, flag
 
+    def _mark_after(self, cls: ast.ClassDef, attr: str, call: ast.Call, flag: tuple | None) -> ast.stmt | str:
+        """The statement of __init__ the mark goes after: the block's assignment, or, where the mark also reads the
+        flag or attributes in its options (`context_fn=self.context_fn`), the last of their assignments, each
+        set once in __init__'s own body. Else why not (a string)."""
+        assign = self._init_assignment(cls, attr)
+        read = {n.attr for kw in call.keywords if kw.arg and self.checkpoint.param(kw.arg) is not None
+                for n in ast.walk(kw.value) if names.is_self_attr(n) and isinstance(n.ctx, ast.Load)}
+        needed = {attr: assign, **({flag[0]: flag[1]} if flag else {}),
+                  **{a: self._init_assignment(cls, a) for a in sorted(read - {attr})}}
+        if len(needed) == 1:
+            return assign
+        init = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
+        unset = [a for a, stmt in needed.items() if stmt is None or not any(s is stmt for s in init.body)]
+        if unset:
+            return (f"the mark would read {', '.join(f'self.{a}' for a in unset)}, which __init__'s own body does not "
+                    f"set exactly once")
+        return max(needed.values(), key=lambda stmt: stmt.end_lineno)
+
     def _flag_of(self, cls: ast.ClassDef, attr: str, evs: list[Event], uses: list) -> tuple | str:
         """(F, the statement that sets it) for the flag `self.F` under which every checkpoint call of `self.attr` stands (each the
         statement of an `if self.F:` whose `else` holds the other uses), set once, in __init__'s own body after or
@@ -901,13 +920,12 @@ class TorchToMindSpore(SiteLog):
         called = {id(n) for ev in evs for n in ast.walk(ev.node)}
         if any(id(n) not in called and id(n) not in in_else for n in uses):
             return outside
-        flag_assign, assign = self._init_assignment(cls, flag), self._init_assignment(cls, attr)
+        flag_assign = self._init_assignment(cls, flag)
         stores = [n for n in tree_index.index(self.tree).of(ast.Attribute)
                   if n.attr == flag and not isinstance(n.ctx, ast.Load)]
-        if flag_assign is None or len(stores) != 1 or not all(any(s is a for s in init.body)
-                                                              for a in (flag_assign, assign)):
+        if flag_assign is None or len(stores) != 1 or not any(s is flag_assign for s in init.body):
             return (f"{outside}, and the flag self.{flag} it is checkpointed under is not set exactly once, in "
-                    f"__init__'s own body, beside self.{attr} (it could change after the model is built)")
+                    f"__init__'s own body (it could change after the model is built)")
         return flag, flag_assign
 
     def _module_parameter(self, cls: ast.ClassDef, value: ast.AST) -> bool:
