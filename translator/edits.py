@@ -203,7 +203,7 @@ def block_of(tree: ast.Module, stmt: ast.stmt) -> list[ast.stmt] | None:
             if s is stmt:
                 return body
             if s.lineno <= stmt.lineno <= s.end_lineno:
-                todo += [getattr(s, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(s, f, None), list)]
+                todo += [b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(s, f, None), list)]
                 todo += [h.body for h in (*getattr(s, "handlers", ()), *getattr(s, "cases", ()))]
     return None
 

@@ -855,7 +855,7 @@ class TorchToMindSpore(SiteLog):
             if why:
                 plan["why"].update({id(ev.node): why for ev in evs})
                 continue
-            assign = self._mark_after(evs[0].cls, attr, evs[0].node, flag)
+            assign = self._mark_after(evs[0].cls, attr, self._init_assignment(evs[0].cls, attr), evs[0].node, flag)
             if isinstance(assign, str):
                 plan["why"].update({id(ev.node): assign for ev in evs})
                 continue
@@ -864,12 +864,14 @@ class TorchToMindSpore(SiteLog):
                                      "flag": flag and flag[0]}
         return plan
 
-    def _cell_style_blocker(self, cls: ast.ClassDef, attr: str, evs: list[Event]) -> tuple[str | None, tuple | None]:
+    def _cell_style_blocker(self, cls: ast.ClassDef, attr: str,
+                            evs: list[Event]) -> tuple[str | None, tuple | None]:
         """(why `self.attr` is not marked in __init__, or None; where its calls are checkpointed under a flag,
         `if self.F: checkpoint(self.attr, ...) else: self.attr(...)`, (F, the statement that sets it))."""
         assign = self._init_assignment(cls, attr)
         # a container called as a block is a Sequential (a ModuleList or ModuleDict is not callable)
-        if names.class_attrs(cls, tree_index.index(self.tree)).get(attr) not in (names.CELL, names.CONTAINER) and not (
+        kind = names.class_attrs(cls, tree_index.index(self.tree)).get(attr)
+        if kind not in (names.CELL, names.CONTAINER) and not (
                 assign is not None and self._module_parameter(cls, assign.value)):
             return f"self.{attr} is not assigned a Cell in this class", None
         if assign is None:
@@ -885,18 +887,18 @@ class TorchToMindSpore(SiteLog):
             return "its checkpoint calls use options recompute() cannot express, or differ between calls", None
         return None, flag
 
-    def _mark_after(self, cls: ast.ClassDef, attr: str, call: ast.Call, flag: tuple | None) -> ast.stmt | str:
-        """The statement of __init__ the mark goes after: the block's assignment, or, where the mark also reads the
-        flag or attributes in its options (`context_fn=self.context_fn`), the last of their assignments, each
-        set once in __init__'s own body. Else why not (a string)."""
-        assign = self._init_assignment(cls, attr)
+    def _mark_after(self, cls: ast.ClassDef, attr: str, assign: ast.stmt, call: ast.Call,
+                    flag: tuple | None) -> ast.stmt | str:
+        """The statement of __init__ the mark goes after: the block's assignment (`assign`), or, where the mark also
+        reads the flag or attributes in its options (`context_fn=self.context_fn`), the last of their assignments,
+        each set once in __init__'s own body. Else why not (a string)."""
         read = {n.attr for kw in call.keywords if kw.arg and self.checkpoint.param(kw.arg) is not None
                 for n in ast.walk(kw.value) if names.is_self_attr(n) and isinstance(n.ctx, ast.Load)}
         needed = {attr: assign, **({flag[0]: flag[1]} if flag else {}),
                   **{a: self._init_assignment(cls, a) for a in sorted(read - {attr})}}
         if len(needed) == 1:
             return assign
-        init = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
+        init = _init_of(cls)
         unset = [a for a, stmt in needed.items() if stmt is None or not any(s is stmt for s in init.body)]
         if unset:
             return (f"the mark would read {', '.join(f'self.{a}' for a in unset)}, which __init__'s own body does not "
@@ -904,12 +906,12 @@ class TorchToMindSpore(SiteLog):
         return max(needed.values(), key=lambda stmt: stmt.end_lineno)
 
     def _flag_of(self, cls: ast.ClassDef, attr: str, evs: list[Event], uses: list) -> tuple | str:
-        """(F, the statement that sets it) for the flag `self.F` under which every checkpoint call of `self.attr` stands (each the
-        statement of an `if self.F:` whose `else` holds the other uses), set once, in __init__'s own body after or
-        before the block is, and stored nowhere else in the file: the flag's value when the model is built then
-        decides the mark. Else why not (a string)."""
+        """(F, the statement that sets it) for the flag `self.F` under which every checkpoint call of `self.attr`
+        stands (each the statement of an `if self.F:` whose `else` holds the other uses), set once, in __init__'s
+        own body, and stored nowhere else in the file: the flag's value when the model is built then decides the
+        mark. Else why not (a string)."""
         outside = f"self.{attr} is also used outside checkpoint"
-        init = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
+        init = _init_of(cls)
         branches = [next((n for n in ast.walk(cls) if isinstance(n, ast.If) and any(s is ev.stmt for s in n.body)),
                          None) for ev in evs]
         tests = {names.is_self_attr(b.test) and b.test.attr for b in branches if b is not None}
@@ -931,7 +933,7 @@ class TorchToMindSpore(SiteLog):
     def _module_parameter(self, cls: ast.ClassDef, value: ast.AST) -> bool:
         """Whether `value` is a parameter of __init__ annotated as torch's Module or a layer class
         (`def __init__(self, module: nn.Module)`, MONAI's ActivationCheckpointWrapper)."""
-        init = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
+        init = _init_of(cls)
         param = next((a for a in init.args.posonlyargs + init.args.args + init.args.kwonlyargs
                       if isinstance(value, ast.Name) and a.arg == value.id), None)
         chain = names.attribute_chain(param.annotation) if param is not None and param.annotation else None
@@ -945,7 +947,7 @@ class TorchToMindSpore(SiteLog):
         found = [n for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                  and any(names.is_self_attr(t) and t.attr == attr
                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
-        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        init = _init_of(cls)
         if len(found) != 1 or init is None or isinstance(found[0], ast.AugAssign) or found[0].value is None:
             return None
         return found[0] if any(n is found[0] for n in ast.walk(init)) else None
@@ -1010,6 +1012,11 @@ class TorchToMindSpore(SiteLog):
         for code, kw in caveats:
             self.diag(site, code, name=kw.arg, value=self.src.segment(kw.value), why="")
         self._dropout_note(site, reentrant_mark=self.non_reentrant not in options)
+
+
+def _init_of(cls: ast.ClassDef) -> ast.FunctionDef | None:
+    """The class's own __init__, if it defines one."""
+    return next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
 
 
 # -- stage 2: imports and support code -------------------------------------------------------
