@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from recompat.mappings import HERE as MAPPINGS
+from recompat.mappings import HERE as MAPPINGS, TABLE_VERDICTS
 
 TABLE = MAPPINGS / "table" / "pytorch_api_mapping.csv"
 PROBES = MAPPINGS / "table" / "probes.yaml"
@@ -810,7 +810,7 @@ def summary(verdicts: list[Verdict]) -> dict[str, int]:
     return counts
 
 
-VERDICTS_FILE = MAPPINGS / "table" / "verdicts.json"
+VERDICTS_FILE = MAPPINGS / TABLE_VERDICTS   # the loader reads it too (recompat.mappings.table_entries)
 KIND = "recompat-table"   # what `recompat report` knows the JSON by
 
 
