@@ -80,7 +80,9 @@ def remove_arguments(src: Source, call: ast.Call, dropped: list) -> None:
             end += len(after) - len(after.lstrip(" \t"))
         if before_comma is not None:
             src.replace(before_comma, before_comma + 1, "")
-        src.render(start, end)   # edits inside go with it (a checkpoint call in the dropped value)
+        # edits inside the argument go with it (a checkpoint call in the dropped value); an insertion at the
+        # removed span's edge belongs to its neighbour (the `)` closing a size tuple made of the arguments before)
+        src.render(src.start(node), src.end(node))
         src.replace(start, end, "")
         removed_to = end
 
