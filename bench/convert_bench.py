@@ -7,6 +7,7 @@ partial (rewritten, with a warning) and manual (left as it is) are counted separ
   torch-nn     the installed torch package's torch/nn/modules/*.py (found without importing torch), --to mindspore
   monai        the installed MONAI package's monai/networks (nets, blocks, layers: real model code nobody here
                wrote; a test dependency, `pip install -e '.[test]'`), --to mindspore
+  monai-all    the whole installed MONAI package (networks, transforms, metrics, losses, apps), --to mindspore
   seeds        the model code blocks of the seed documents (../shared/seeds/, read by recompat.compat.seeds),
                each framework's blocks to the other one: MindSpore's --to torch, torch's --to mindspore
 
@@ -15,7 +16,7 @@ the most frequent manual APIs (with the diagnostic code that kept them: RC301 no
 proven by its paired example, RC303/RC309 a call or argument the mapping cannot carry) -- what to add to
 mappings/ next -- and the time the engine took (the best of three runs; mappings loaded before, not counted).
 
-    python bench/convert_bench.py [--corpus examples|torch-nn|monai|seeds ...] [--top 15] [-j 1] [--seeds DIR]
+    python bench/convert_bench.py [--corpus examples|torch-nn|monai|monai-all|seeds ...] [--top 15] [-j 1] [--seeds DIR]
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CORPORA = ("examples", "torch-nn", "monai", "seeds")
+CORPORA = ("examples", "torch-nn", "monai", "monai-all", "seeds")
 
 
 def package_dir(name: str) -> Path | None:
@@ -238,15 +239,17 @@ def main(argv: list[str] | None = None) -> int:
             t, report = run_engine(files, "mindspore", args.jobs)
             totals["torch-nn"] = show(f"torch/nn/modules/*.py ({torch_dir / 'nn' / 'modules'})",
                                       [("mindspore", t, report)], args.top)
-    if "monai" in corpora:
-        monai_dir = package_dir("monai")
+    monai_dir = package_dir("monai")
+    for corpus, sub in (("monai", "networks"), ("monai-all", "")):
+        if corpus not in corpora:
+            continue
         if monai_dir is None:
-            print("== monai/networks: MONAI is not installed here (pip install -e '.[test]') -- skipped\n")
-        else:
-            networks = monai_dir / "networks"
-            t, report = run_engine([str(networks)], "mindspore", args.jobs)
-            totals["monai"] = show(f"monai/networks ({networks})", [("mindspore", t, report)], args.top,
-                                   parse_seconds(networks))
+            print(f"== {corpus}: MONAI is not installed here (pip install -e '.[test]') -- skipped\n")
+            continue
+        tree = monai_dir / sub if sub else monai_dir
+        t, report = run_engine([str(tree)], "mindspore", args.jobs)
+        totals[corpus] = show(f"monai{'/' + sub if sub else ''} ({tree})", [("mindspore", t, report)], args.top,
+                              parse_seconds(tree))
     if "seeds" in corpora:
         if not args.seeds.is_dir():
             print(f"== seeds: no folder {args.seeds} -- skipped\n")
