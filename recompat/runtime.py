@@ -145,6 +145,8 @@ def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[list, dict]:
                 return literal
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             pass
+        if (spelled := _dtype_names().get(value) if _hashable(value) else None) is not None:
+            return spelled       # a MindSpore dtype (translated code's): by its name, which the translation keeps
         name = f"_recompat_value{len(values)}"
         values[name] = value
         return name
@@ -157,12 +159,33 @@ def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[list, dict]:
             {k: eval(t, namespace) for k, t in kwarg_texts.items()})
 
 
+@functools.lru_cache(maxsize=None)
+def _dtype_names() -> dict:
+    """MindSpore's dtypes -> their qualified names (mindspore.float16)."""
+    import mindspore
+    from mindspore.common import dtype
+
+    names: dict = {}
+    for name, value in vars(dtype).items():
+        if isinstance(value, dtype.Type) and getattr(mindspore, name, None) is value:
+            names.setdefault(value, f"mindspore.{name}")
+    return names
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 @functools.lru_cache(maxsize=4096)
 def _translated(api: str, call: str) -> tuple[str, list[str], dict[str, str]]:
     """``api(call)`` translated to MindSpore: (its import lines, positional argument texts, keyword texts)."""
     from recompat.translator.translate import translate_bytes
 
-    source = f"import torch\n\n\ndef _call():\n    return {api}({call})\n"
+    source = f"import mindspore\nimport torch\n\n\ndef _call():\n    return {api}({call})\n"
     result = translate_bytes(source.encode(), "<recompat.runtime>", to="mindspore", scope="model")
     manual = [d.message for site in result.sites for d in site.diagnostics if d.status == "manual"]
     if manual or result.new_data is None:

@@ -262,3 +262,73 @@ def test_a_mark_on_a_parameter_is_read_from_every_call_of_the_package(tmp_path):
         "                    layer = Block()\n", "                    layer = ops.ReLU()\n")
     write(pkg, {"model.py": model})
     assert marks() == {11: ["RC290"], 19: ["RC290"], 23: ["RC223"]}
+
+
+STAR_PACKAGE = {
+    "__init__.py": "",
+    "activations.py": """\
+        import torch
+        from torch import nn as nn
+        from torch.nn import functional as F
+
+
+        class Swish(nn.Module):
+            def forward(self, x):
+                return x * torch.sigmoid(x)
+        """,
+    "create.py": """\
+        from .activations import *
+
+
+        LAYERS = dict(relu=nn.ReLU, selu=nn.SELU, swish=Swish)
+
+
+        class SwishTwice(Swish):
+            def forward(self, x):
+                return F.relu(x)
+        """,
+    "heads.py": """\
+        from .activations import *
+
+
+        def head(n):
+            return nn.Linear(n, 2)
+        """,
+}
+
+
+def test_names_read_through_a_star_import_keep_their_meaning(tmp_path):
+    """`from .activations import *` binds activations' torch names; activations' translation binds them to
+    MindSpore's, or drops them. So where they are read they are translated, a name left as torch code is imported
+    there itself, a class deriving from a star-imported model is a model, and a file that uses the names without
+    spelling `torch` is translated too."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    write(pkg, STAR_PACKAGE)
+    report = run(Options(paths=[str(pkg)], to="mindspore", scope="model", in_place=True, quiet=True))
+    assert report.summary.files_failed == 0
+    create = (pkg / "create.py").read_text()
+    header, body = create.split("\n\n\n", 1)
+    assert header.startswith("from .activations import *\n") and "from torch import nn" in header, create
+    assert "selu=nn.SELU" in body and "relu=nn.ReLU" not in body and "def construct(self, x)" in body, create
+    assert "F.relu" not in body, create
+    heads = (pkg / "heads.py").read_text()
+    assert "nn.Linear" not in heads and "Dense(n, 2)" in heads, heads
+
+
+@pytest.mark.runtime
+def test_a_star_imported_package_imports_with_each_name_from_its_framework(tmp_path):
+    import subprocess
+    import sys
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    write(pkg, STAR_PACKAGE)
+    run(Options(paths=[str(pkg)], to="mindspore", scope="model", in_place=True, quiet=True))
+    probe = ("import mindspore, torch\nfrom pkg import create, heads\n"
+             "assert create.LAYERS['selu'] is torch.nn.SELU\n"
+             "assert issubclass(create.LAYERS['relu'], mindspore.nn.Cell)\n"
+             "assert issubclass(create.SwishTwice, mindspore.nn.Cell)\n"
+             "assert isinstance(heads.head(3), mindspore.nn.Dense)\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -31,6 +31,23 @@ def test_a_layer_made_with_torchs_arguments_computes_what_torchs_does():
     assert norm.momentum == mindspore.nn.BatchNorm2d(4, momentum=0.75).momentum   # 1 - torch's
 
 
+def test_torchs_factory_keywords_reach_the_layer_as_mindspore_takes_them():
+    """timm's layers take `**dd`, dd = {'device': device, 'dtype': dtype}: device goes, dtype=None (torch's
+    default, float32) goes, MindSpore refusing None; a dtype of the translated code's stays that dtype."""
+    import warnings
+
+    import mindspore
+
+    from recompat.runtime import torch_signature
+
+    dense = torch_signature(mindspore.nn.Dense, "torch.nn.Linear")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # the defaults go without a word
+        assert {p.dtype for p in dense(4, 2, **{"device": None, "dtype": None}).get_parameters()} == {mindspore.float32}
+        half = dense(4, 2, device=None, dtype=mindspore.float16)
+    assert {p.dtype for p in half.get_parameters()} == {mindspore.float16}
+
+
 def test_it_shows_torchs_signature_to_code_that_inspects_it():
     """Factories ask a class which options it takes (MONAI's has_option: num_features or num_channels)."""
     import mindspore

@@ -38,6 +38,11 @@ def _literal(text: str | None):
 _NOT_LITERAL = object()
 
 
+def is_literal(text: str) -> bool:
+    """Does the text read as a Python literal (a value known before the program runs)?"""
+    return _literal(text) is not _NOT_LITERAL
+
+
 def _simple(text: str) -> bool:
     try:
         node = ast.parse(text.strip(), mode="eval").body

@@ -198,9 +198,9 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
 # Per file (runs in worker processes when jobs > 1)
 
 
-# What a worker gets for one file: path, bytes, to, (style, scope), holders, model classes of the tree (see
-# _translate_all).
-_Item = tuple[str, bytes, str, tuple[str, str], tuple[str, ...], frozenset[str]]
+# What a worker gets for one file: path, bytes, to, (style, scope), holders, model classes of the tree, what its
+# star imports of the tree's modules bind (see _translate_all).
+_Item = tuple[str, bytes, str, tuple[str, str], tuple[str, ...], frozenset[str], dict[str, dict[str, str]]]
 
 
 def _translate_one(item: _Item) -> FileResult:
@@ -217,7 +217,7 @@ def _translate_one(item: _Item) -> FileResult:
 
 
 def _translate_file(item: _Item) -> FileResult:
-    path, data, to, (style, scope), holders, models = item
+    path, data, to, (style, scope), holders, models, stars = item
     nul = data.find(b"\0")
     if nul >= 0:   # Python refuses NUL bytes in source; name the line rather than a parser message without one
         line = data.count(b"\n", 0, nul) + 1
@@ -226,7 +226,8 @@ def _translate_file(item: _Item) -> FileResult:
     package = _package_of(path)
     try:
         return translate_bytes(data, path, to=to, style=style, holders=holders, scope=scope,
-                               package=package, models=models, classes=_classes(path, package) if to == "torch" else None)
+                               package=package, models=models, stars=stars,
+                               classes=_classes(path, package) if to == "torch" else None)
     except TranslateError as exc:
         return FileResult(path, error=str(exc))
     except RecursionError:
@@ -338,7 +339,7 @@ def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: 
         known |= found
         needles = [h.encode() for h in sorted(known)]
         holders = tuple(sorted(known))
-        items = [(p, d, to, style, holders, m) for p, d, _, _, _, m in todo if any(n in d for n in needles)]
+        items = [(p, d, to, style, holders, m, st) for p, d, _, _, _, m, st in todo if any(n in d for n in needles)]
         for e in list(others):
             try:
                 with open(e.abspath, "rb") as f:
@@ -348,24 +349,31 @@ def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: 
             if any(n in data for n in needles):
                 others.remove(e)
                 originals[e.display] = data
-                todo.append((e.display, data, to, style, (), frozenset()))
-                items.append((e.display, data, to, style, holders, frozenset()))
+                todo.append((e.display, data, to, style, (), frozenset(), {}))
+                items.append((e.display, data, to, style, holders, frozenset(), {}))
         out.more(sum(lines_of[i[0]] for i in items))
     if todo and style[1] == "model":
-        _with_model_classes(todo, others, jobs, results, lines_of, out, tuple(sorted(known)))
+        _with_tree_facts(todo, others, jobs, results, originals, lines_of, out, tuple(sorted(known)))
     return len(todo)
 
 
-def _with_model_classes(todo: list[_Item], others: list[_Entry], jobs: int, results: dict[str, FileResult],
-                        lines_of: dict[str, int], out: "_Out", holders: tuple[str, ...]) -> None:
-    """--scope model: a class may derive from a model class of another file of the tree (MONAI's Critic, through
-    Classifier, from regressor.py's Regressor). The model classes of the whole tree are worked out from what each
-    module defines and imports (translator/project.py: the translated files report it, the others are read for
-    it), and the files with a class deriving from one that their translation did not take for a model are
-    translated again, knowing them."""
+def _with_tree_facts(todo: list[_Item], others: list[_Entry], jobs: int, results: dict[str, FileResult],
+                     originals: dict[str, bytes], lines_of: dict[str, int], out: "_Out",
+                     holders: tuple[str, ...]) -> None:
+    """--scope model: what a file's names are may be told by other files of the tree.
+    - A class may derive from a model class of another file (MONAI's Critic, through Classifier, from
+      regressor.py's Regressor).
+    - A name may come through `from m import *` (timm's create_act.py reads `nn` from `from .activations import
+      *`): it is what m binds it to, and m's translation binds it to the other framework's name, or not at all.
+    What each module defines, imports and star-imports is gathered (translator/project.py: the translated files
+    report it, the others are read for it). A file whose translation did not know a model class it derives from,
+    or whose star imports bind names of the source framework, is translated again knowing them; so is a file
+    without the source framework's name whose star imports bind some of its names."""
     from recompat import mappings
 
+    to, style = todo[0][2], todo[0][3]
     facts = [results[item[0]].facts for item in todo if results[item[0]].facts is not None]
+    unread = []   # (entry, bytes, facts) of the files not translated that star-import a module
     for e in others:   # files without the source framework's name: re-exports, base classes of their own
         package = _package_of(e.display)
         module = project.module_name(e.display, package)
@@ -373,13 +381,29 @@ def _with_model_classes(todo: list[_Item], others: list[_Entry], jobs: int, resu
             continue
         try:
             with open(e.abspath, "rb") as f:
-                tree = names.resolve_relative_imports(ast.parse(f.read()), package)
+                data = f.read()
+            tree = names.resolve_relative_imports(ast.parse(data), package)
         except (OSError, SyntaxError, ValueError):
             continue    # its own result says what is wrong with it, if anything
         facts.append(project.module_facts(tree, module))
-    models = project.model_classes(facts, mappings.default().frameworks[OTHER[todo[0][2]]])
-    items = [(*item[:4], holders, models) for item in todo
-             if (f := results[item[0]].facts) is not None and project.missed_models(f, models)]
+        if facts[-1]["stars"]:
+            unread.append((e, data, facts[-1]))
+    exports = project.star_exports(facts)
+    models = project.model_classes(facts, mappings.default().frameworks[OTHER[to]], exports)
+    frm = OTHER[to]
+
+    def stars_of(f: dict) -> dict[str, dict[str, str]]:
+        return {m: exports[m] for m in f["stars"] if exports.get(m)}
+
+    items = [(*item[:4], holders, models, stars_of(f)) for item in todo
+             if (f := results[item[0]].facts) is not None
+             and (project.missed_models(f, models) or project.names_framework(stars_of(f), frm))]
+    for e, data, f in unread:
+        if project.names_framework(stars := stars_of(f), frm):
+            others.remove(e)
+            originals[e.display] = data
+            todo.append((e.display, data, to, style, (), frozenset(), {}))
+            items.append((e.display, data, to, style, holders, models, stars))
     out.more(sum(lines_of[i[0]] for i in items))
     for item, r in zip(items, _results(items, jobs, lambda k: out.tick(lines_of[items[k][0]]))):
         results[item[0]] = r
@@ -598,7 +622,7 @@ def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, 
         summary.lines += n_lines
         if wanted.search(data):
             originals[e.display] = data
-            todo.append((e.display, data, opts.to, (opts.style or DEFAULT_STYLE, opts.scope), (), frozenset()))
+            todo.append((e.display, data, opts.to, (opts.style or DEFAULT_STYLE, opts.scope), (), frozenset(), {}))
         else:
             results[e.display] = FileResult(e.display)
             others.append(e)

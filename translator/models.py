@@ -162,7 +162,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     @functools.cached_property
     def _imported_names(self) -> frozenset[str]:
         """Every name an import of the file binds, in any scope: only these can have a qualified name."""
-        return frozenset(name for stmt in names.imports(self.tree) for name, _, _ in names.import_bindings(stmt))
+        return frozenset(name for stmt in names.imports(self.tree)
+                         for name, _, _ in [*names.import_bindings(stmt), *names.star_bindings(stmt)])
 
     def visit_ClassDef(self, node):
         is_model = any(self._model_base(b) for b in node.bases)
@@ -731,11 +732,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             filled = self._tensor_to_fill(call, entry, method) \
                 if entry.form in TENSOR_FORMS and self.to == "mindspore" else None
             passed = (filled, self.src.peek_node(filled)) if filled is not None else None   # before _plan renders it
-            plan = self._plan(call, entry, qual)
+            plan = self._plan(call, entry, qual, made=not keep_callee)
             plan.passed = passed
             holder = self._built_into(call, plan) if plan.after else None
         except _Manual as m:
-            if m.deferred and entry.rule == "api_class" and self.to == "mindspore":
+            if m.deferred and entry.rule == "api_class" and self.to == "mindspore" and not keep_callee:
                 # the layer's torch arguments are translated when it is made, by the same entry
                 self.src.replace_node(call.func, self._adapter(entry))
                 return self.diag(site, "RC317", api=qual, target=entry.names(self.to)[0], adapter=RUNTIME_ADAPTER,
@@ -816,16 +817,20 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         src.insert(at, lead + "\n".join(lines) + ("\n" if not lead else ""))
         self.diag(site, "RC321", api=qual, calls="; ".join(line.strip().replace("\x00", "") for line in lines))
 
-    def _bind(self, call: ast.Call, entry: Entry, qual: str) -> tuple[list[_Arg], list[tuple[str, dict]]]:
+    def _bind(self, call: ast.Call, entry: Entry, qual: str,
+              made: bool = False) -> tuple[list[_Arg], list[tuple[str, dict]]]:
         sig = signature(getattr(entry, self.frm)["signature"])
         if sig is None:
             raise _Manual("RC303", what="its recorded signature cannot be read")
         positional, vararg, kwonly, kwarg = sig
         bound, notes = [], []
+        # a layer made with arguments only the running program shows is translated when it is made (RC317)
+        deferred = made and entry.rule == "api_class" and self.to == "mindspore"
         for i, a in enumerate(call.args):
             if isinstance(a, ast.Starred):
                 if vararg is None or i < len(positional):
-                    raise _Manual("RC303", what=f"*{self.src.segment(a.value)} spreads arguments over named parameters")
+                    what = f"*{self.src.segment(a.value)} spreads arguments over named parameters"
+                    raise _Manual("RC303", what=what, why=what, deferred=deferred)
                 bound.append(_Arg(f"*{vararg}", a, i))
             elif i < len(positional):
                 bound.append(_Arg(positional[i], a, i))
@@ -835,8 +840,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 raise _Manual("RC303", what=f"more positional arguments than {qual} takes")
         for k in call.keywords:
             if k.arg is None:
-                notes.append(("RC304", {"api": qual, "what": f"**{self.src.segment(k.value)}",
-                                        "target": entry.names(self.to)[0]}))
+                what = f"**{self.src.segment(k.value)}"
+                if deferred:
+                    raise _Manual("RC304", what=what, why=f"{what} holds keywords only the running program shows",
+                                  deferred=True)
+                notes.append(("RC304", {"api": qual, "what": what, "target": entry.names(self.to)[0]}))
                 continue
             name = entry.keyword(k.arg, self.frm)   # an older spelling MindSpore takes (axis= for dim=)
             if name not in positional and name not in kwonly and kwarg is None:
@@ -844,9 +852,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             bound.append(_Arg(name if (name in positional or name in kwonly) else f"**{kwarg}", k, None))
         return bound, notes
 
-    def _plan(self, call: ast.Call, entry: Entry, qual: str) -> "_Plan":
-        """What the call becomes: each argument's new name and value, the values to add, the notes."""
-        bound, notes = self._bind(call, entry, qual)
+    def _plan(self, call: ast.Call, entry: Entry, qual: str, made: bool = False) -> "_Plan":
+        """What the call becomes: each argument's new name and value, the values to add, the notes. `made`: the
+        call makes the entry's object (not a base class's __init__ called by a subclass)."""
+        bound, notes = self._bind(call, entry, qual, made)
         plan = _Plan(notes=notes)
         given = {a.name: a for a in bound}
         handled = self._plan_conversions(plan, entry, qual, bound, given)
@@ -925,6 +934,16 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 plan.notes.append(("RC306", {"api": qual, "param": a.name, "why": p.why or "no counterpart"}))
             plan.drop.append(a)
             return
+        if not p.fill and convert.same(getattr(p, f"{frm}_default") or "", "None"):
+            # the source's None stands for its default, which the target's own default does (fill: false: torch's
+            # dtype=None is float32, MindSpore's default; MindSpore's layers refuse dtype=None)
+            value = self.src.segment(a.value)
+            if convert.same(value, "None"):
+                plan.drop.append(a)
+                return
+            if to == "mindspore" and not convert.is_literal(value) and self.qualname(a.value)[0] is None:
+                plan.notes.append(("RC310", {"api": qual, "target": entry.names(to)[0], "what": (
+                    f"{a.name}={value}: where it is None ({frm}'s default), leave it out: the target refuses None")}))
         text = self.src.render_node(a.value)
         if p.values:
             text = next((v for k, v in p.values.items() if convert.same(k, text)), None) if to == "mindspore" \
@@ -1239,7 +1258,7 @@ def bound_names(tree: ast.Module, frm: str) -> set[str]:
     out |= {node.arg for node in index.of(ast.arg)}
     out |= {node.name for node in index.of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)}
     for node in index.of(ast.Import, ast.ImportFrom):
-        for name, qual, alias in names.import_bindings(node):
+        for name, qual, alias in [*names.import_bindings(node), *names.star_bindings(node)]:
             full = alias.name if isinstance(node, ast.Import) else qual
             if not (full and (full == frm or full.startswith(frm + "."))):
                 out.add(name)

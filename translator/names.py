@@ -45,6 +45,33 @@ def import_bindings(stmt: ast.stmt) -> list[tuple[str, str | None, ast.alias]]:
     return out
 
 
+def star_bindings(stmt: ast.stmt) -> list[tuple[str, str, ast.alias]]:
+    """What `from m import *` binds where the tree's module m is known (bind_star_imports): (name, qualified name,
+    the `*` alias); nothing for any other statement, or a module outside the tree."""
+    names = getattr(stmt, "star_names", None)
+    return [(name, qual, stmt.names[0]) for name, qual in names.items()] if names else []
+
+
+def bind_star_imports(tree: ast.Module, exports) -> None:
+    """Give each `from m import *` whose module the tree holds what it binds (`exports`: module -> {name:
+    qualified name}, project.star_exports), read by star_bindings. The text is not changed."""
+    for node in imports(tree):
+        if isinstance(node, ast.ImportFrom) and node.names[0].name == "*":
+            module = node.module if not node.level else getattr(node, "resolved_module", None)
+            if module in exports:
+                node.star_names = exports[module]
+
+
+def import_statement(name: str, qual: str) -> str:
+    """The import that binds `name` to `qual` (nn, torch.nn -> from torch import nn)."""
+    if qual == name:
+        return f"import {name}"
+    head, _, tail = qual.rpartition(".")
+    if not head:
+        return f"import {qual} as {name}"
+    return f"from {head} import {tail}" + (f" as {name}" if tail != name else "")
+
+
 def imports(tree: ast.Module) -> list:
     """The import statements of a module, in source order: from its index where it has one, else from a walk of
     its statements only (a tenth of its nodes: the translation's output is asked for nothing else)."""
@@ -191,7 +218,7 @@ class Scope:
             if isinstance(child, (ast.Global, ast.Nonlocal)):
                 declared_global.update(child.names)
             elif isinstance(child, (ast.Import, ast.ImportFrom)):
-                for name, qual, _ in import_bindings(child):
+                for name, qual, _ in [*import_bindings(child), *star_bindings(child)]:
                     if name in self._imports and self._imports[name] != qual:
                         self._other.add(name)   # two different imports: ambiguous
                     self._imports[name] = qual

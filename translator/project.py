@@ -65,15 +65,71 @@ def module_facts(tree: ast.Module, module: str, scope: names.Scope | None = None
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
                     bindings[target.id] = qual
-    return {"module": module, "classes": classes, "bindings": bindings}
+    stars = [m for stmt in tree.body if isinstance(stmt, ast.ImportFrom) and stmt.names[0].name == "*"
+             and (m := stmt.module if not stmt.level else getattr(stmt, "resolved_module", None))]
+    return {"module": module, "classes": classes, "bindings": bindings, "stars": stars,
+            "defined": sorted(n for n in scope.other if n not in bindings), "all": _literal_all(tree)}
 
 
-def model_classes(facts: list[dict], framework) -> frozenset[str]:
+def _literal_all(tree: ast.Module) -> list[str] | None:
+    """A module's `__all__` where it is written out as strings (`__all__ = [...]`, `+= [...]`); None otherwise."""
+    found = None
+    for stmt in tree.body:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else \
+            getattr(stmt, "target", None) if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else None
+        if not (isinstance(target, ast.Name) and target.id == "__all__"):
+            continue
+        value = stmt.value
+        if not (isinstance(value, (ast.List, ast.Tuple))
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)):
+            return None
+        listed = [e.value for e in value.elts]
+        found = [*(found or []), *listed] if isinstance(stmt, ast.AugAssign) else listed
+    return found
+
+
+def names_framework(stars: dict[str, dict[str, str]], framework: str) -> bool:
+    """Do star imports (module -> {name: qualified name}) bind a name of `framework`? A file using `nn.Linear`
+    from `from .common import *` need not spell `torch`."""
+    return any(q == framework or q.startswith(framework + ".") for b in stars.values() for q in b.values())
+
+
+def star_exports(facts: list[dict]) -> dict[str, dict[str, str]]:
+    """What `from m import *` binds, for each module m of the tree: {name: qualified name}. Its `__all__` where
+    it is written out, else every name it binds that does not start with an underscore; a module's own star
+    imports count, followed through the tree."""
+    by_module = {f["module"]: f for f in facts}
+    done: dict[str, dict[str, str]] = {}
+
+    def exports(module: str, seen: frozenset[str]) -> dict[str, str]:
+        if module in done:
+            return done[module]
+        f = by_module[module]
+        bound: dict[str, str] = {}
+        for star in f.get("stars", ()):
+            if star in by_module and star not in seen:
+                bound.update(exports(star, seen | {module}))
+        bound.update({name: f"{module}.{name}" for name in f.get("defined", ())})
+        bound.update(f["bindings"])
+        listed = f.get("all")
+        done[module] = {n: bound[n] for n in (listed if listed is not None else bound)
+                        if n in bound and (listed is not None or not n.startswith("_"))}
+        return done[module]
+
+    return {module: exports(module, frozenset()) for module in by_module}
+
+
+def model_classes(facts: list[dict], framework, exports: dict[str, dict[str, str]] | None = None) -> frozenset[str]:
     """The qualified names, class and re-exported alike, under which a class of the tree that derives from a model
     base (or a layer class) of the framework (a mappings.Framework) is reached. `facts`: module_facts of each
-    module."""
+    module; `exports`: star_exports of them (a name a module reads through a star import is the star's)."""
     classes = {cls: bases for f in facts for cls, bases in f["classes"].items()}
-    aliases = {f"{f['module']}.{name}": qual for f in facts for name, qual in f["bindings"].items()}
+    aliases = {f"{f['module']}.{name}": qual for f in facts for star in f.get("stars", ())
+               for name, qual in (exports or {}).get(star, {}).items()}
+    aliases.update({f"{f['module']}.{name}": qual for f in facts for name, qual in f["bindings"].items()})
+    for f in facts:   # a class the module defines is its own, whatever a star binds
+        for cls in f["classes"]:
+            aliases.pop(cls, None)
 
     def resolved(qual: str, seen=()) -> str:   # a name re-exported by a package, followed to where it is defined
         while qual in aliases and qual not in seen:

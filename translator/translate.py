@@ -7,7 +7,7 @@ import re
 import warnings
 
 from recompat import mappings as _mappings
-from recompat.constants import DEFAULT_STYLE, DIRECTIONS, SCOPES, STYLES   # defined there: `recompat --help` offers them too
+from recompat.constants import DEFAULT_STYLE, DIRECTIONS, OTHER, SCOPES, STYLES   # defined there: `recompat --help` offers them too
 from recompat.translator import names, project
 from recompat.translator.results import Diagnostic, FileResult, Site, TranslateError
 from recompat.translator.source import Source
@@ -48,7 +48,7 @@ __all__ = ["translate_bytes", "Diagnostic", "FileResult", "Site", "TranslateErro
 def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str = DEFAULT_STYLE,
                     holders=(), scope: str = "checkpoint", mappings: _mappings.Mappings | None = None,
                     package: str | None = None, models: frozenset[str] = frozenset(),
-                    classes: project.Tree | None = None) -> FileResult:
+                    classes: project.Tree | None = None, stars=None) -> FileResult:
     """Translate one file's bytes. Pure: no I/O. Raises TranslateError for a file it cannot read.
 
     `holders`: attribute names that other files assign torch's checkpoint to (see FileResult.holders);
@@ -61,7 +61,9 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     a class deriving from one is a model too.
     `classes`: the package's modules, read on demand (project.Tree; --to torch): a class, a factory or an
     attribute of another file is looked up there to tell what a recompute mark is on. Reading is the Tree's: this
-    function does none."""
+    function does none.
+    `stars`: what each `from m import *` of the file binds, for the tree's modules m (module -> {name: qualified
+    name}, project.star_exports): a name read through one is known as what it is."""
     if to not in DIRECTIONS:
         raise ValueError(f"unknown target {to!r}: choose one of {', '.join(DIRECTIONS)}")
     if style not in STYLES:
@@ -69,19 +71,29 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}: choose one of {', '.join(SCOPES)}")
     m = mappings or _mappings.default()
-    result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m, classes, scope)
-    if scope == "model" and MODEL_TRIGGERS[to].search(result.new_data or data):
-        _whole_model(data, path, package, to, result, m, origin, tree if result.new_data is None else None, models)
+    stars = stars or {}
+    result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m, classes, scope, stars)
+    if scope == "model" and (MODEL_TRIGGERS[to].search(result.new_data or data) or project.names_framework(stars, OTHER[to])):
+        _whole_model(data, path, package, to, result, m, origin, tree if result.new_data is None else None, models,
+                     stars)
     return result
 
 
+def _parse(src: Source, stars) -> ast.Module:
+    tree = src.parse()
+    if stars:
+        names.bind_star_imports(tree, stars)
+    return tree
+
+
 def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, style: str, holders,
-                      m, classes=None, scope: str = "checkpoint") -> tuple[FileResult, Origin, ast.Module | None]:
+                      m, classes=None, scope: str = "checkpoint",
+                      stars=None) -> tuple[FileResult, Origin, ast.Module | None]:
     """The checkpoint pass: its result, where each line of its output comes from in `data`, and the tree of `data`
     when it parsed it (None when it passed the file over)."""
     result = FileResult(path)
     if to == "torch":
-        return _to_torch(data, path, package, m, result, classes)
+        return _to_torch(data, path, package, m, result, classes, stars)
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.torch_to_mindspore import TorchToMindSpore, import_markers, settle_imports
 
@@ -89,7 +101,7 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
     if not (may_use_torch or any(h.encode() in data for h in holders)):
         return result, Origin(), None
     src = Source(data, path, package)
-    tree = src.parse()
+    tree = _parse(src, stars)
     tx = TorchToMindSpore(src, tree, m, style=style, external_holders=holders)
     result.sites = tx.run()
     result.holders = sorted(set(tx.own_holders))
@@ -100,14 +112,14 @@ def _checkpoint_sites(data: bytes, path: str, package: str | None, to: str, styl
 
 
 def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult,
-              classes=None) -> tuple[FileResult, Origin, ast.Module | None]:
+              classes=None, stars=None) -> tuple[FileResult, Origin, ast.Module | None]:
     from recompat.translator.leftovers import report_leftovers
     from recompat.translator.mindspore_to_torch import MindSporeToTorch, import_markers, settle_imports
 
     if not (trigger(m, "torch").search(data) and import_markers(m).search(data)):   # its names need their library imported
         return result, Origin(), None
     src = Source(data, path, package)
-    tree = src.parse()
+    tree = _parse(src, stars)
     tx = MindSporeToTorch(src, tree, m, classes, project.module_name(path, package))
     result.sites = tx.run()
     return (*_finish(data, src, tree, result,
@@ -116,7 +128,7 @@ def _to_torch(data: bytes, path: str, package: str | None, m, result: FileResult
 
 
 def _whole_model(data: bytes, path: str, package: str | None, to: str, result: FileResult, m, origin: Origin,
-                 tree: ast.Module | None, models: frozenset[str]) -> None:
+                 tree: ast.Module | None, models: frozenset[str], stars) -> None:
     """The core API set, on the checkpoint pass's output; `data` is the original file, `origin` maps the lines of
     that output to it (the sites report lines of the user's file); `tree`: the file's tree where the checkpoint
     pass parsed it and changed nothing (the passes never change a tree)."""
@@ -124,7 +136,7 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
 
     current = result.new_data or data
     src = Source(current, path, package)
-    tree = tree or src.parse()
+    tree = tree or _parse(src, stars)
     module = project.module_name(path, package)
     if module is not None:
         result.facts = project.module_facts(tree, module)
@@ -138,6 +150,7 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
         return
     taken = tx.kept_roots | (bound_names(tree, tx.frm) - {n for n, _, _ in _source_imports(tree, tx.frm)})
     text, imports = tx.spell(src.result(), taken)
+    imports |= _imports_of_kept_star_names(tree, tx.kept_roots, tx.frm)
     src2 = Source(src.encode(text), path, src.package)
     tree2 = _parse_own_output(src2.text, path, src2.package)
     # a name code left as it is used, and the output still reads (code the translation removed used it no more)
@@ -172,6 +185,15 @@ class Origin:
 def _source_imports(tree: ast.Module, frm: str):
     return [b for s in names.imports(tree)
             for b in names.import_bindings(s) if b[1] and (b[1] == frm or b[1].startswith(frm + "."))]
+
+
+def _imports_of_kept_star_names(tree: ast.Module, kept: set[str], frm: str) -> set[str]:
+    """The imports that keep meaning what they meant the names of `frm` that code left as it is reads through a
+    star import only (create_act.py's `nn.SELU` from `from .activations import *`): the star's module is
+    translated too, so it binds them to the other framework's names, or not at all."""
+    explicit = {b[0] for s in tree.body for b in names.import_bindings(s)} if kept else set()
+    return {names.import_statement(name, qual) for s in tree.body for name, qual, _ in names.star_bindings(s)
+            if name in kept and name not in explicit and (qual == frm or qual.startswith(frm + "."))}
 
 
 def _finish(data: bytes, src: Source, tree: ast.Module, result: FileResult, settle, report,
