@@ -334,3 +334,24 @@ def test_as_tensor_of_a_tensor_is_the_tensor_and_compiles_in_graph_mode():
     assert as_tensor(np.array([1, 2])).dtype == mindspore.int64
     grad = mindspore.grad(lambda a: as_tensor(a * 3).sum())(h).asnumpy()
     np.testing.assert_array_equal(grad, np.full((2, 3), 3.0, np.float32))
+
+
+def test_a_layer_subclass_is_made_with_the_torch_arguments_its_init_passes_on(tmp_path):
+    """timm's Conv2dSame, MONAI's DepthwiseFFTConv2d: `class C(nn.Conv2d)` whose __init__ calls the layer's with
+    torch's arguments (translate --scope model, RC325)."""
+    import mindspore
+
+    from recompat.compat import compare
+    from recompat.translator.translate import translate_bytes
+
+    source = ("from torch import nn\n\n\nclass Conv2dSame(nn.Conv2d):\n"
+              "    def __init__(self, cin, cout, k, bias=True):\n"
+              "        super().__init__(cin, cout, k, padding=k // 2, bias=bias)\n")
+    namespace: dict = {}
+    exec(compile(translate_bytes(source.encode(), "conv.py", scope="model").new_data, "conv.py", "exec"), namespace)
+    conv = namespace["Conv2dSame"](2, 3, 3, bias=False)
+    assert isinstance(conv, mindspore.nn.Conv2d) and (conv.pad_mode, conv.padding, conv.has_bias) == ("pad", 1, False)
+    exec(compile(source, "conv.py", "exec"), twin := {})
+    report = compare(twin["Conv2dSame"](2, 3, 3, bias=False), conv,
+                     [np.linspace(-1, 1, 2 * 2 * 36, dtype=np.float32).reshape(2, 2, 6, 6)])
+    assert report.passed, str(report)

@@ -544,6 +544,14 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             p.action == "keep" and getattr(p, self.frm) == getattr(p, self.to) and not p.convert
             for p in entry.params if getattr(p, self.frm) is not None)
         adapted = self.to == "mindspore" and entry.rule == "api_class"
+        if adapted and (cls := self._layer_subclasses.get(id(node))) is not None \
+                and qual not in (*self.framework.model_bases, self.framework.tensor_class) \
+                and qual.rsplit(".", 1)[1] not in names.containers():
+            # a subclass's __init__ calls the layer's with torch's arguments: they are translated when it is made
+            self.src.replace_node(node, self._adapter(entry))
+            inherited = sorted(_self_reads(cls) - _self_binds(cls))
+            return self.diag(site, "RC325", api=qual, target=dst, adapter=RUNTIME_ADAPTER, cls=cls.name,
+                             attrs=", ".join(f"self.{a}" for a in inherited) or "none")
         if id(node) in self._type_positions or (same_call and not adapted):
             self.src.replace_node(node, target(dst))
             self.diag(site, "RC300", source=qual, target=dst)
@@ -558,6 +566,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             what = (f"the defaults that differ ({', '.join(differing)})" if differing
                     else "its renamed or converted parameters")
             self.diag(site, "RC305", api=qual, target=dst, what=what)
+
+    @functools.cached_property
+    def _layer_subclasses(self) -> dict[int, ast.ClassDef]:
+        """id(base expression) -> the class it is a base of."""
+        return {id(b): cls for cls in tree_index.index(self.tree).of(ast.ClassDef) for b in cls.bases}
 
     def _adapter(self, entry: Entry) -> str:
         """torch_signature(<the MindSpore class>, '<the torch class>'): the class, made with torch's arguments
@@ -1207,6 +1220,25 @@ class _Plan:
     values: dict = field(default_factory=dict)   # target keyword -> text, appended
     passed: tuple | None = None                  # form initializer: (node, its text) of a tensor passed through as_tensor
     after: list = field(default_factory=list)    # (arg, the layer's tensor, torch.nn.init function, its other args)
+
+
+def _self_reads(cls: ast.ClassDef) -> set[str]:
+    """The attributes `self.X` the class's methods read."""
+    return {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+            and isinstance(n.value, ast.Name) and n.value.id == "self"}
+
+
+def _self_binds(cls: ast.ClassDef) -> set[str]:
+    """The attributes the class binds itself: its methods and class attributes, and `self.X = ...`."""
+    bound = {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+             and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(stmt.name)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            bound |= {t.id for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                      if isinstance(t, ast.Name)}
+    return bound
 
 
 def _list_as_tuple(node: ast.AST, text: str) -> str | None:
