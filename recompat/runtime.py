@@ -87,29 +87,38 @@ def _no_grad() -> type:
     return no_grad
 
 
-def torch_signature(cls: type, api: str) -> type:
-    """``cls``, the MindSpore class of the mapping entry of the torch class named ``api``, constructed with that torch
-    class's arguments."""
-    return _adapter(cls, api)
+def torch_signature(target, api: str):
+    """``target``, the MindSpore class or function of the mapping entry of the torch API named ``api``, made or
+    called with that torch API's arguments: they are translated, by the same entry, when the program runs (keywords
+    from a dict, ``**dd``, are known only then)."""
+    return _adapter(target, api)
 
 
 @functools.lru_cache(maxsize=None)
-def _adapter(cls: type, api: str) -> type:
+def _adapter(target, api: str):
     from recompat import mappings
 
     entry = mappings.default().model_scope["torch"].get(api)
-    if entry is None or entry.rule != "api_class" or not entry.proven:
-        raise TypeError(f"recompat.runtime.torch_signature: {api} is no proven layer entry translated from torch "
-                        "(see recompat's docs/en/index.md)")
+    if entry is None or entry.rule not in ("api_class", "api_function") or not entry.proven:
+        raise TypeError(f"recompat.runtime.torch_signature: {api} is no proven layer or function entry translated "
+                        "from torch (see recompat's docs/en/index.md)")
+    if entry.rule == "api_function":
+        def call(*args, **kwargs):
+            callee, margs, mkwargs = _arguments(api, args, kwargs)
+            return callee(*margs, **mkwargs)
+
+        functools.update_wrapper(call, target)
+        call.__signature__ = _signature(entry.torch["signature"], method=False)
+        return call
 
     def __init__(self, *args, **kwargs):
-        margs, mkwargs = _arguments(api, args, kwargs)
-        cls.__init__(self, *margs, **mkwargs)
+        _, margs, mkwargs = _arguments(api, args, kwargs)
+        target.__init__(self, *margs, **mkwargs)
 
     __init__.__signature__ = _signature(entry.torch["signature"])   # code that inspects it sees torch's parameters
-    return type(cls.__name__, (cls,), {
-        "__init__": __init__, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
-        "__doc__": f"{cls.__name__}, constructed with the arguments of {api} (recompat.runtime.torch_signature)."})
+    return type(target.__name__, (target,), {
+        "__init__": __init__, "__module__": target.__module__, "__qualname__": target.__qualname__,
+        "__doc__": f"{target.__name__}, constructed with the arguments of {api} (recompat.runtime.torch_signature)."})
 
 
 class _Default:
@@ -122,20 +131,21 @@ class _Default:
         return self.text
 
 
-def _signature(recorded: str) -> inspect.Signature:
-    """The recorded signature as inspect gives one, with ``self`` first (read by reports.signatures.parse)."""
+def _signature(recorded: str, method: bool = True) -> inspect.Signature:
+    """The recorded signature as inspect gives one, with ``self`` first for a method (read by
+    reports.signatures.parse)."""
     from recompat.reports.signatures import _KINDS, parse
 
     kinds = {text: kind for kind, text in _KINDS.items()}
     P = inspect.Parameter
-    return inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD)] + [
+    return inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD)] * method + [
         P(p.bare, kinds[p.kind], default=P.empty if p.default is None else _Default(p.default))
         for p in parse(recorded)])
 
 
-def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[list, dict]:
-    """torch's arguments of ``api`` -> MindSpore's: the call is written as text (a value that reads back as itself
-    as its literal, any other as a name), translated, and its arguments evaluated with those names bound."""
+def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[object, list, dict]:
+    """torch's call of ``api`` -> MindSpore's callee and arguments: the call is written as text (a value that reads
+    back as itself as its literal, any other as a name), translated, and evaluated with those names bound."""
     values: dict[str, object] = {}
 
     def text(value) -> str:
@@ -152,10 +162,10 @@ def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[list, dict]:
         return name
 
     call = ", ".join([*(text(a) for a in args), *(f"{k}={text(v)}" for k, v in kwargs.items())])
-    imports, arg_texts, kwarg_texts = _translated(api, call)
+    imports, callee, arg_texts, kwarg_texts = _translated(api, call)
     namespace = dict(values)
     exec(imports, namespace)    # the target framework's imports the translated text needs
-    return ([eval(t, namespace) for t in arg_texts],
+    return (eval(callee, namespace), [eval(t, namespace) for t in arg_texts],
             {k: eval(t, namespace) for k, t in kwarg_texts.items()})
 
 
@@ -181,8 +191,9 @@ def _hashable(value) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _translated(api: str, call: str) -> tuple[str, list[str], dict[str, str]]:
-    """``api(call)`` translated to MindSpore: (its import lines, positional argument texts, keyword texts)."""
+def _translated(api: str, call: str) -> tuple[str, str, list[str], dict[str, str]]:
+    """``api(call)`` translated to MindSpore: (its import lines, the callee's text, positional argument texts,
+    keyword texts)."""
     from recompat.translator.translate import translate_bytes
 
     source = f"import mindspore\nimport torch\n\n\ndef _call():\n    return {api}({call})\n"
@@ -196,7 +207,11 @@ def _translated(api: str, call: str) -> tuple[str, list[str], dict[str, str]]:
     tree = ast.parse(result.new_data)
     imports = "\n".join(ast.unparse(s) for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom)))
     made = next(s for s in tree.body if isinstance(s, ast.FunctionDef)).body[0].value
-    return (imports, [ast.unparse(a) for a in made.args],
+    if not isinstance(made, ast.Call) or any(isinstance(a, ast.Starred) for a in made.args) \
+            or any(k.arg is None for k in made.keywords) or torch_signature.__name__ in ast.unparse(made.func):
+        raise TypeError(f"recompat.runtime.torch_signature: {api}({call}) becomes {ast.unparse(made)}, "
+                        "which is no call of the counterpart with its arguments written out")
+    return (imports, ast.unparse(made.func), [ast.unparse(a) for a in made.args],
             {k.arg: ast.unparse(k.value) for k in made.keywords})
 
 

@@ -46,6 +46,12 @@ def test_torchs_factory_keywords_reach_the_layer_as_mindspore_takes_them():
         assert {p.dtype for p in dense(4, 2, **{"device": None, "dtype": None}).get_parameters()} == {mindspore.float32}
         half = dense(4, 2, device=None, dtype=mindspore.float16)
     assert {p.dtype for p in half.get_parameters()} == {mindspore.float16}
+    zeros = torch_signature(mindspore.ops.zeros, "torch.zeros")     # a function: called with torch's arguments
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        made = zeros(1, 2, 3, **{"device": None, "dtype": None})
+    assert made.shape == (1, 2, 3) and made.dtype == mindspore.float32
+    assert zeros(4, dtype=mindspore.int64).dtype == mindspore.int64
 
 
 def test_it_shows_torchs_signature_to_code_that_inspects_it():
@@ -74,7 +80,7 @@ def test_what_has_no_counterpart_fails_with_the_reason():
 
     with pytest.raises(TypeError, match=r"torch.nn.Conv2d\(1, 4, 3, padding_mode='reflect'\).*zeros only"):
         torch_signature(mindspore.nn.Conv2d, "torch.nn.Conv2d")(1, 4, 3, padding_mode="reflect")
-    with pytest.raises(TypeError, match="torch.nn.Bilinear is no proven layer entry"):
+    with pytest.raises(TypeError, match="torch.nn.Bilinear is no proven layer or function entry"):
         torch_signature(mindspore.nn.BiDense, "torch.nn.Bilinear")
 
 

@@ -567,6 +567,15 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                     else "its renamed or converted parameters")
             self.diag(site, "RC305", api=qual, target=dst, what=what)
 
+    def _adaptable(self, entry: Entry, method: bool, keep_callee: bool) -> bool:
+        """May the call go through recompat.runtime.torch_signature, its torch arguments translated as the program
+        runs? A layer being made (not a base class's __init__ called by a subclass); a function called at module
+        level or in an __init__ (GRAPH mode compiles what construct calls, and the adapter translates in Python)."""
+        if self.to != "mindspore" or method or keep_callee:
+            return False
+        return entry.rule == "api_class" or (entry.rule == "api_function"
+                                             and (self.func is None or self.func.name == "__init__"))
+
     @functools.cached_property
     def _layer_subclasses(self) -> dict[int, ast.ClassDef]:
         """id(base expression) -> the class it is a base of."""
@@ -745,15 +754,15 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             filled = self._tensor_to_fill(call, entry, method) \
                 if entry.form in TENSOR_FORMS and self.to == "mindspore" else None
             passed = (filled, self.src.peek_node(filled)) if filled is not None else None   # before _plan renders it
-            plan = self._plan(call, entry, qual, made=not keep_callee)
+            plan = self._plan(call, entry, qual, adaptable=self._adaptable(entry, method, keep_callee))
             plan.passed = passed
             holder = self._built_into(call, plan) if plan.after else None
         except _Manual as m:
-            if m.deferred and entry.rule == "api_class" and self.to == "mindspore" and not keep_callee:
-                # the layer's torch arguments are translated when it is made, by the same entry
+            if m.deferred and self._adaptable(entry, method, keep_callee):
+                # the torch arguments are translated when the layer is made or the function called, by the same entry
                 self.src.replace_node(call.func, self._adapter(entry))
-                return self.diag(site, "RC317", api=qual, target=entry.names(self.to)[0], adapter=RUNTIME_ADAPTER,
-                                 why=m.fields["why"])
+                return self.diag(site, "RC317" if entry.rule == "api_class" else "RC326", api=qual,
+                                 target=entry.names(self.to)[0], adapter=RUNTIME_ADAPTER, why=m.fields["why"])
             if root:
                 self.kept_roots.add(root)
             fields = {"api": qual, **m.fields}
@@ -831,14 +840,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.diag(site, "RC321", api=qual, calls="; ".join(line.strip().replace("\x00", "") for line in lines))
 
     def _bind(self, call: ast.Call, entry: Entry, qual: str,
-              made: bool = False) -> tuple[list[_Arg], list[tuple[str, dict]]]:
+              adaptable: bool = False) -> tuple[list[_Arg], list[tuple[str, dict]]]:
         sig = signature(getattr(entry, self.frm)["signature"])
         if sig is None:
             raise _Manual("RC303", what="its recorded signature cannot be read")
         positional, vararg, kwonly, kwarg = sig
         bound, notes = [], []
-        # a layer made with arguments only the running program shows is translated when it is made (RC317)
-        deferred = made and entry.rule == "api_class" and self.to == "mindspore"
+        deferred = adaptable   # arguments only the running program shows are translated as it runs (RC317, RC326)
         for i, a in enumerate(call.args):
             if isinstance(a, ast.Starred):
                 if vararg is None or i < len(positional):
@@ -865,10 +873,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             bound.append(_Arg(name if (name in positional or name in kwonly) else f"**{kwarg}", k, None))
         return bound, notes
 
-    def _plan(self, call: ast.Call, entry: Entry, qual: str, made: bool = False) -> "_Plan":
-        """What the call becomes: each argument's new name and value, the values to add, the notes. `made`: the
-        call makes the entry's object (not a base class's __init__ called by a subclass)."""
-        bound, notes = self._bind(call, entry, qual, made)
+    def _plan(self, call: ast.Call, entry: Entry, qual: str, adaptable: bool = False) -> "_Plan":
+        """What the call becomes: each argument's new name and value, the values to add, the notes. `adaptable`:
+        the call may go through the runtime adapter (_adaptable)."""
+        bound, notes = self._bind(call, entry, qual, adaptable)
         plan = _Plan(notes=notes)
         given = {a.name: a for a in bound}
         handled = self._plan_conversions(plan, entry, qual, bound, given)

@@ -1,5 +1,5 @@
 import mindspore
-from mindspore import nn
+from mindspore import nn, ops
 from recompat.runtime import torch_signature
 
 
@@ -12,6 +12,8 @@ class Block(nn.Cell):
         self.proj = nn.Dense(dim, dim)      # torch's None: the default, MindSpore's float32
         self.head = nn.Dense(dim, 2, dtype=dtype)       # None at run time would be refused
         self.half = nn.Dense(dim, 2, dtype=mindspore.float16)
+        self.token = mindspore.Parameter(torch_signature(ops.zeros, 'torch.zeros')(1, dim, **dd))   # a function, called as __init__ runs
 
     def construct(self, x):
-        return self.head(self.proj(self.conv(x)))
+        # what construct calls is compiled in GRAPH mode: the keywords pass through, with a warning
+        return self.head(self.proj(self.conv(x))) + ops.zeros(2, **self.options)

@@ -11,6 +11,8 @@ class Block(nn.Module):
         self.proj = nn.Linear(dim, dim, dtype=None)      # torch's None: the default, MindSpore's float32
         self.head = nn.Linear(dim, 2, dtype=dtype)       # None at run time would be refused
         self.half = nn.Linear(dim, 2, dtype=torch.float16)
+        self.token = nn.Parameter(torch.zeros(1, dim, **dd))   # a function, called as __init__ runs
 
     def forward(self, x):
-        return self.head(self.proj(self.conv(x)))
+        # what construct calls is compiled in GRAPH mode: the keywords pass through, with a warning
+        return self.head(self.proj(self.conv(x))) + torch.zeros(2, **self.options)
