@@ -882,7 +882,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         handled = self._plan_conversions(plan, entry, qual, bound, given)
         for a in bound:
             if a.name not in handled:
-                self._plan_argument(plan, entry, qual, a)
+                self._plan_argument(plan, entry, qual, a, adaptable)
         plan.args.sort(key=lambda x: bound.index(x[0]))
         self._plan_fills(plan, entry, qual, given)
         return plan
@@ -935,9 +935,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             handled |= sources
         return handled
 
-    def _plan_argument(self, plan: "_Plan", entry: Entry, qual: str, a: _Arg) -> None:
+    def _plan_argument(self, plan: "_Plan", entry: Entry, qual: str, a: _Arg, adaptable: bool = False) -> None:
         """One argument by its param's decision: renamed, its value mapped, or dropped (with a note, or manual
-        when the value matters)."""
+        when the value matters); `adaptable`: the call may go through the runtime adapter (_adaptable)."""
         frm, to = self.frm, self.to
         p = entry.param(a.name, frm)
         if p is None:
@@ -963,6 +963,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 plan.drop.append(a)
                 return
             if to == "mindspore" and not convert.is_literal(value) and self.qualname(a.value)[0] is None:
+                if adaptable:   # None or a dtype, seen as it runs
+                    raise _Manual("RC309", param=a.name, value=value, deferred=True,
+                                  why=f"{a.name}={value} may be None, {frm}'s default, which the target refuses")
                 plan.notes.append(("RC310", {"api": qual, "target": entry.names(to)[0], "what": (
                     f"{a.name}={value}: where it is None ({frm}'s default), leave it out: the target refuses None")}))
         text = self.src.render_node(a.value)

@@ -10,7 +10,7 @@ class Block(nn.Cell):
         # keywords from a dict: the layer's torch arguments are translated when it is made
         self.conv = torch_signature(nn.Conv2d, 'torch.nn.Conv2d')(dim, dim, 3, padding=1, bias=False, **dd)
         self.proj = nn.Dense(dim, dim)      # torch's None: the default, MindSpore's float32
-        self.head = nn.Dense(dim, 2, dtype=dtype)       # None at run time would be refused
+        self.head = torch_signature(nn.Dense, 'torch.nn.Linear')(dim, 2, dtype=dtype)       # None or a dtype: seen when it is made
         self.half = nn.Dense(dim, 2, dtype=mindspore.float16)
         self.token = mindspore.Parameter(torch_signature(ops.zeros, 'torch.zeros')(1, dim, **dd))   # a function, called as __init__ runs
 

@@ -9,7 +9,7 @@ class Block(nn.Module):
         # keywords from a dict: the layer's torch arguments are translated when it is made
         self.conv = nn.Conv2d(dim, dim, 3, padding=1, bias=False, **dd)
         self.proj = nn.Linear(dim, dim, dtype=None)      # torch's None: the default, MindSpore's float32
-        self.head = nn.Linear(dim, 2, dtype=dtype)       # None at run time would be refused
+        self.head = nn.Linear(dim, 2, dtype=dtype)       # None or a dtype: seen when it is made
         self.half = nn.Linear(dim, 2, dtype=torch.float16)
         self.token = nn.Parameter(torch.zeros(1, dim, **dd))   # a function, called as __init__ runs
 
