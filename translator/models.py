@@ -1033,6 +1033,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         elif entry.form == "values_of" and self.to == "mindspore":   # modules() -> (v for _, v in cells_and_names())
             src.insert(src.start(call), "(v for _, v in ")
             src.insert(src.end(call), ")")
+        elif entry.form == "items_of" and self.to == "mindspore":    # named_children() -> name_cells().items()
+            src.insert(src.end(call), ".items()")
         dst_sig = signature(getattr(entry, to)["signature"]) or ([], None, [], None)
         dst_positional = dst_sig[0][1:] if receiver_first else dst_sig[0]
         dropped = [a.index for a in plan.drop if a.index is not None]
