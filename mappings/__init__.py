@@ -88,6 +88,7 @@ class Entry:
     form: str | None = None           # core API set: how the call's shape changes (list_args, size_args, ...)
     proven: bool = False              # its paired example passed (examples/<id>/output.txt): translated only then
     tensors: tuple[TensorPair, ...] | None = None   # a layer pair: its parameters and buffers (None: not a layer)
+    attributes: tuple[TensorPair, ...] = ()   # a layer pair's other attributes kept under other names, or not
     in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
     draws: bool = False               # random values: its example is draw(), proven by the distribution
     table_row: str | None = None      # made from the mapping table's verified row (table_entries): its evidence
@@ -153,6 +154,16 @@ class Entry:
         """A layer pair's MindSpore tensor paired with torch_name; torch_name itself when `tensors` does not list it."""
         t = next((t for t in self.tensors or () if t.torch == torch_name), None)
         return torch_name if t is None else t.mindspore
+
+    def mindspore_attribute(self, torch_name: str) -> str | None:
+        """Where a layer pair's MindSpore layer keeps what torch's keeps as torch_name (a tensor, or another
+        attribute); None where it keeps no counterpart."""
+        t = next((t for t in (*(self.tensors or ()), *self.attributes) if t.torch == torch_name), None)
+        return torch_name if t is None else t.mindspore
+
+    def attribute_why(self, torch_name: str) -> str | None:
+        """Why the MindSpore layer keeps no counterpart of torch_name, where `tensors` or `attributes` says."""
+        return next((t.why for t in (*(self.tensors or ()), *self.attributes) if t.torch == torch_name), None)
 
 
 @dataclass(frozen=True)
@@ -569,7 +580,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 11                     # bump when what a cache file holds changes shape
+CACHE_FORMAT = 12                     # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 
@@ -708,7 +719,8 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
                 tensors = raw.pop("tensors", None)
                 if tensors is not None:
                     tensors = _tensors(tensors, f"{path}: {key}/{i} ({raw['id']})")
-                into.append(Entry(params=params, proven=proven, tensors=tensors, **raw))
+                attributes = _tensors(raw.pop("attributes", ()), f"{path}: {key}/{i} ({raw['id']}) attributes")
+                into.append(Entry(params=params, proven=proven, tensors=tensors, attributes=attributes, **raw))
                 where[id(into[-1])] = f"{path}: {key}/{i}"
                 _check_settings(into[-1], where[id(into[-1])])
         dropout.update(data.get("functional_dropout", ()))

@@ -333,12 +333,12 @@ def assign(tensor, value):
 
 
 def layer_tensor(layer, name: str):
-    """The tensor torch calls ``name`` on ``layer``, a MindSpore layer: where the mapping entries of its class (or
-    of the nearest class it derives from that has entries: torch_signature's adapters) put it (BatchNorm2d's
-    weight is gamma, BatchNorm3d's bn2d.gamma); ``name`` itself where they list no other.
-    AttributeError naming the layer where its class has no counterpart of that tensor."""
+    """The tensor (or other attribute) torch calls ``name`` on ``layer``, a MindSpore layer: where the mapping
+    entries of its class (or of the nearest class it derives from that has entries: torch_signature's adapters) put
+    it (BatchNorm2d's weight is gamma, BatchNorm3d's bn2d.gamma, Conv2d's groups is group); ``name`` itself where
+    they list no other. AttributeError naming the layer where its class has no counterpart of it."""
     entries = next((found for cls in type(layer).__mro__ if (found := _layer_entries().get(cls))), ())
-    places = {e.mindspore_tensor(name) for e in entries} or {name}     # by its class or one it derives from
+    places = {e.mindspore_attribute(name) for e in entries} or {name}     # by its class or one it derives from
 
     if None in places or len(places) > 1:
         raise AttributeError(f"recompat.runtime.layer_tensor: {type(layer).__name__} holds no single counterpart "

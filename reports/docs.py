@@ -109,6 +109,14 @@ _TEXT = {
                             "`INPUTS`), then run `recompat prove`: it writes `{target}` by translating "
                             "it and records what the harness finds.",
         "support": "{name}: added to the translated file",
+        "attributes_title": "Attributes of the layer",
+        "attributes_intro": "What the layer keeps of its arguments, read as `layer.<name>`: where MindSpore's layer keeps "
+                            "it under another name, or not at all. Every other attribute torch's layer keeps, MindSpore's "
+                            "keeps under the same name with the same value (tests/test_framework_facts.py builds both "
+                            "and checks). `recompat translate --scope model` renames a read where it knows the layer's "
+                            "class.",
+        "attributes_head": "| torch | MindSpore |\n| --- | --- |",
+        "attribute_none": "none: {why}",
         "ops_title": "The ops a policy sees",
         "ops_intro": "On MindSpore a policy is shown each op as the torch op that stands for it "
                      "(`mappings/selective.yaml`); `then`: one torch op that is two MindSpore ops, the second taking "
@@ -255,6 +263,12 @@ _TEXT = {
         "no_model_example": "暂无成对示例:请添加 `mappings/examples/{id}/{source}`(模型 `Example` 及其 `INPUTS`),"
                             "然后运行 `recompat prove`:它翻译该文件生成 `{target}`,并记录差分测试的结果。",
         "support": "{name}:由翻译加入文件",
+        "attributes_title": "层的属性",
+        "attributes_intro": "层保存的参数值,以 `layer.<名字>` 读取:MindSpore 的层以其他名字保存,或不保存。torch 层保存的其他"
+                            "属性,MindSpore 的层都以同名同值保存(tests/test_framework_facts.py 构建两边的层并检查)。"
+                            "`recompat translate --scope model` 在知道层的类时改写这些读取。",
+        "attributes_head": "| torch | MindSpore |\n| --- | --- |",
+        "attribute_none": "无:{why}",
         "ops_title": "策略看到的算子",
         "ops_intro": "在 MindSpore 上,策略看到的每个算子都以对应的 torch 算子出现(`mappings/selective.yaml`);"
                      "`then` 表示一个 torch 算子对应两个 MindSpore 算子,后者以前者的输出为输入。探测在两边运行成对代码,"
@@ -491,6 +505,7 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
             "summary": dict(e.summary), "consistent": desc["en"][0],
             "description": {lang: desc[lang][1] for lang in LANGS},
             "params": params, "support_code": _support(e),
+            "attributes": [{"torch": a.torch, "mindspore": a.mindspore, "why": a.why} for a in e.attributes],
             "example": None if ex is None else {
                 "torch": f"mappings/examples/{e.id}/torch_example.py",
                 "mindspore": f"mappings/examples/{e.id}/mindspore_example.py",

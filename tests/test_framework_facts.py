@@ -1163,3 +1163,63 @@ def test_the_strings_an_initializer_takes_are_mindspores_own():
     with_entry = set(listed.values())
     assert {k for k, c in aliases.items() if c in with_entry} == set(listed)
     assert all(k == k.lower() for k in aliases), "MindSpore looks the name up in lower case"
+
+
+# Each layer pair with `attributes`, built on both sides from one torch call (the MindSpore one through
+# recompat.runtime.torch_signature): the settings differ from one another where they can, so that a rename to
+# the wrong attribute shows.
+LAYER_PROBES = {
+    "linear": "torch.nn.Linear(6, 4)",
+    "conv1d": "torch.nn.Conv1d(4, 6, 3, stride=2, groups=2)",
+    "conv2d": "torch.nn.Conv2d(4, 6, 3, stride=2, dilation=3, groups=2)",
+    "conv3d": "torch.nn.Conv3d(4, 6, 3, stride=2, groups=2)",
+    "convtranspose1d": "torch.nn.ConvTranspose1d(4, 6, 3, stride=2, groups=2)",
+    "convtranspose2d": "torch.nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2)",
+    "convtranspose3d": "torch.nn.ConvTranspose3d(4, 6, 3, stride=2, groups=2)",
+    "batchnorm1d": "torch.nn.BatchNorm1d(6, eps=1e-3, momentum=0.2)",
+    "batchnorm2d": "torch.nn.BatchNorm2d(6, eps=1e-3, momentum=0.2)",
+    "batchnorm3d": "torch.nn.BatchNorm3d(6, eps=1e-3, momentum=0.2)",
+    "layernorm": "torch.nn.LayerNorm(6, eps=1e-3)",
+    "groupnorm": "torch.nn.GroupNorm(2, 6, eps=1e-3)",
+    "instancenorm1d": "torch.nn.InstanceNorm1d(6, eps=1e-3, affine=True)",
+    "instancenorm2d": "torch.nn.InstanceNorm2d(6, eps=1e-3, affine=True)",
+    "instancenorm3d": "torch.nn.InstanceNorm3d(6, eps=1e-3, affine=True)",
+    "embedding": "torch.nn.Embedding(10, 6)",
+}
+
+
+def _kept(value):
+    return round(value, 6) if isinstance(value, float) else value   # BatchNorm's momentum: 1 - (1 - m)
+
+
+@pytest.mark.parametrize("entry_id", sorted(LAYER_PROBES))
+def test_every_attribute_torchs_layer_keeps_is_where_its_entry_says_on_mindspores(pynative, entry_id):
+    """mappings/ `attributes`: renamed ones hold torch's value under the MindSpore name; one listed without a
+    counterpart is not kept under torch's name with torch's value; every other attribute torch's layer keeps is
+    kept under the same name with the same value (what translate --scope model relies on: it renames only these)."""
+    import functools
+
+    from recompat.runtime import torch_signature
+
+    entry = mappings.default().layer_pair(entry_id)
+    made = LAYER_PROBES[entry_id]
+    t = eval(made, {"torch": torch})
+    target = functools.reduce(getattr, entry.mindspore["api"].split(".")[1:], ms)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = eval(made.replace(entry.torch["api"], "adapted"), {"adapted": torch_signature(target, entry.torch["api"])})
+    missing = object()
+    for name, value in vars(t).items():
+        if name.startswith("_") or name == "training" or callable(value):
+            continue
+        place = entry.mindspore_attribute(name)
+        kept = functools.reduce(lambda o, a: getattr(o, a, missing), (place or name).split("."), m)
+        if place is None:
+            assert kept is missing or _kept(kept) != _kept(value), (name, value, kept)
+        else:
+            assert kept is not missing and _kept(kept) == _kept(value), (name, place, value, kept)
+
+
+def test_the_probes_cover_every_layer_pair_with_attributes():
+    listed = {e.id for e in mappings.default().layer_pairs if e.attributes}
+    assert listed <= set(LAYER_PROBES), listed - set(LAYER_PROBES)

@@ -115,6 +115,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         # the layer tensors some MindSpore counterpart holds under another name (weight: BatchNorm's gamma)
         self._moved_tensors = {t.torch for e in mappings.layer_pairs for t in e.tensors
                                if t.torch and t.mindspore != t.torch} if self.frm == "torch" else set()
+        # ... and the other attributes some MindSpore counterpart keeps under another name, or not at all
+        self._moved_attributes = self._moved_tensors | {
+            t.torch for e in mappings.layer_pairs for t in e.attributes if t.mindspore != t.torch} \
+            if self.frm == "torch" else set()
 
     def visit(self, node):
         if id(node) not in self._removed:
@@ -452,9 +456,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         name, attr = self.src.segment(node.value), node.attr
         classes, entries = known
         if entries is None:
-            places = None if attr in self._moved_tensors else {attr}     # None: known when it runs
+            places = None if attr in self._moved_attributes else {attr}     # None: known when it runs
         else:
-            places = {e.mindspore_tensor(attr) for e in entries}
+            places = {e.mindspore_attribute(attr) for e in entries}
         if places == {attr}:
             return False
         site = self.site(node, f"{classes}.{attr}")
@@ -470,7 +474,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                       places="decided by the class it has when it runs" if places is None
                       else "at " + " or ".join(sorted(places)))
         else:
-            why = (f"has no {attr}" if places is not None and None in places else
+            reasons = sorted({w for e in entries or () if (w := e.attribute_why(attr))})
+            why = (f"has no {attr}" + (f" ({'; '.join(reasons)})" if reasons else "")
+                   if places is not None and None in places else
                    f"may hold {attr} elsewhere, and a write cannot be looked up when it runs")
             self.diag(site, "RC303", api=f"{name}.{attr}", what=f"{name} is {classes} here, whose MindSpore "
                                                                 f"counterpart {why}")
