@@ -361,3 +361,14 @@ def test_a_layer_subclass_is_made_with_the_torch_arguments_its_init_passes_on(tm
     report = compare(twin["Conv2dSame"](2, 3, 3, bias=False), conv,
                      [np.linspace(-1, 1, 2 * 2 * 36, dtype=np.float32).reshape(2, 2, 6, 6)])
     assert report.passed, str(report)
+    # one that reads the layer's tensors and settings: under MindSpore's names (gamma, beta, epsilon)
+    source = ("from torch import nn\nimport torch.nn.functional as F\n\n\nclass LayerNorm2d(nn.LayerNorm):\n"
+              "    def forward(self, x):\n"
+              "        x = F.layer_norm(x.permute(0, 2, 3, 1), self.normalized_shape, self.weight, self.bias, self.eps)\n"
+              "        return x.permute(0, 3, 1, 2)\n")
+    namespace = {}
+    exec(compile(translate_bytes(source.encode(), "norm.py", scope="model").new_data, "norm.py", "exec"), namespace)
+    exec(compile(source, "norm.py", "exec"), twin := {})
+    report = compare(twin["LayerNorm2d"](3, eps=1e-3), namespace["LayerNorm2d"](3, eps=1e-3),
+                     [np.linspace(-1, 1, 2 * 3 * 16, dtype=np.float32).reshape(2, 3, 4, 4)])
+    assert report.passed, str(report)

@@ -416,15 +416,29 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         # None for the entries: a class the code computes (type(norm), a factory's): known when it runs
         return name, " or ".join(self.src.segment(c) for c in classes), None if None in entries else entries
 
-    def _layer_of(self, receiver: ast.AST) -> tuple[str, tuple[Entry, ...] | None] | None:
-        """(the classes in words, their entries) a receiver is known to be: a name narrowed by isinstance, or
-        self.X where every assignment to self.X in the class makes a layer of an entry with tensors
-        (self.bn = nn.BatchNorm2d(8)); None when not known."""
+    def _layer_of(self, receiver: ast.AST, attr: str | None = None) -> tuple[str, tuple[Entry, ...] | None] | None:
+        """(the classes in words, their entries) a receiver is known to be: a name narrowed by isinstance; self.X
+        where every assignment to self.X in the class makes a layer of an entry with tensors (self.bn =
+        nn.BatchNorm2d(8)); `self` in a class deriving from such a layer, for an attribute `attr` the class does
+        not set itself (LayerNorm2d's self.weight); None when not known."""
         if isinstance(receiver, ast.Name):
+            if receiver.id == "self" and receiver.id not in self._narrowed and self.cls is not None \
+                    and self.func is not None and attr is not None and attr not in _self_binds(self.cls):
+                return self._layer_base(self.cls)
             return self._narrowed.get(receiver.id)
         if not (self.frm == "torch" and names.is_self_attr(receiver) and self.cls is not None):
             return None
         return self._self_layers(self.cls).get(receiver.attr)
+
+    def _layer_base(self, cls: ast.ClassDef) -> tuple[str, tuple[Entry, ...]] | None:
+        """The layer a class derives from (RC325), as _layer_of gives it."""
+        for base in cls.bases:
+            qual = self.qualname(base)[0]
+            entry = self.table.get(qual or "")
+            if entry is not None and entry.tensors is not None and self.frm == "torch" \
+                    and qual not in self.framework.model_bases and qual.rsplit(".", 1)[1] not in names.containers():
+                return self.src.segment(base), (entry,)
+        return None
 
     def _self_layers(self, cls: ast.ClassDef) -> dict[str, tuple[str, tuple[Entry, ...]]]:
         if id(cls) in self._layers_by_class:
@@ -450,7 +464,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         at several (BatchNorm2d's gamma, BatchNorm3d's bn2d.gamma) or where the class is computed
         (isinstance(m, type(norm))), a read only; left with the reason where one of them has none. True when
         taken."""
-        known = self._layer_of(node.value)
+        known = self._layer_of(node.value, node.attr)
         if known is None:
             return False
         name, attr = self.src.segment(node.value), node.attr
@@ -555,9 +569,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 and qual.rsplit(".", 1)[1] not in names.containers():
             # a subclass's __init__ calls the layer's with torch's arguments: they are translated when it is made
             self.src.replace_node(node, self._adapter(entry))
-            inherited = sorted(_self_reads(cls) - _self_binds(cls))
-            return self.diag(site, "RC325", api=qual, target=dst, adapter=RUNTIME_ADAPTER, cls=cls.name,
-                             attrs=", ".join(f"self.{a}" for a in inherited) or "none")
+            return self.diag(site, "RC325", api=qual, target=dst, adapter=RUNTIME_ADAPTER, cls=cls.name)
         if id(node) in self._type_positions or (same_call and not adapted):
             self.src.replace_node(node, target(dst))
             self.diag(site, "RC300", source=qual, target=dst)
@@ -1239,12 +1251,6 @@ class _Plan:
     values: dict = field(default_factory=dict)   # target keyword -> text, appended
     passed: tuple | None = None                  # form initializer: (node, its text) of a tensor passed through as_tensor
     after: list = field(default_factory=list)    # (arg, the layer's tensor, torch.nn.init function, its other args)
-
-
-def _self_reads(cls: ast.ClassDef) -> set[str]:
-    """The attributes `self.X` the class's methods read."""
-    return {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
-            and isinstance(n.value, ast.Name) and n.value.id == "self"}
 
 
 def _self_binds(cls: ast.ClassDef) -> set[str]:

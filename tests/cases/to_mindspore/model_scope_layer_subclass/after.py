@@ -12,7 +12,7 @@ class Conv2dSame(torch_signature(nn.Conv2d, 'torch.nn.Conv2d')):
 class LayerNorm2d(torch_signature(nn.LayerNorm, 'torch.nn.LayerNorm')):
     def construct(self, x):
         x = x.permute(0, 2, 3, 1)
-        x = layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+        x = layer_norm(x, self.normalized_shape, self.gamma, self.beta, self.epsilon)
         return x.permute(0, 3, 1, 2)
 
 
