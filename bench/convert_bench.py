@@ -11,12 +11,19 @@ partial (rewritten, with a warning) and manual (left as it is) are counted separ
   seeds        the model code blocks of the seed documents (../shared/seeds/, read by recompat.compat.seeds),
                each framework's blocks to the other one: MindSpore's --to torch, torch's --to mindspore
 
-For each: files (scanned / containing the source framework's name / with sites), sites by status with rates,
+  --package DIR  any package folder (a model library downloaded from the package registry, unpacked), --to
+               mindspore; also translated into a temporary folder and imported there under MindSpore (a
+               subprocess, the folders of --path first on its path: stand-ins for what the library imports that
+               this machine cannot load), which says whether the translated package imports, or where it stops
+
+For each: files (scanned / containing the source framework's name / with sites, and with no manual site), sites
+by status with rates,
 the most frequent manual APIs (with the diagnostic code that kept them: RC301 no mapping, RC302 mapping not yet
 proven by its paired example, RC303/RC309 a call or argument the mapping cannot carry) -- what to add to
 mappings/ next -- and the time the engine took (the best of three runs; mappings loaded before, not counted).
 
     python bench/convert_bench.py [--corpus examples|torch-nn|monai|monai-all|seeds ...] [--top 15] [-j 1] [--seeds DIR]
+                                  [--package DIR ...] [--path DIR ...]
 """
 from __future__ import annotations
 
@@ -28,6 +35,7 @@ import importlib.util
 import io
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -138,6 +146,7 @@ def show(title: str, runs: list[tuple[str, float, object]], top: int,
     seconds = sum(t for _, t, _ in runs)
     results = [res for _, _, r in runs for res in r.results]
     with_sites = sum(1 for res in results if res.sites)
+    no_manual = sum(1 for res in results if res.sites and all(site.status != "manual" for site in res.sites))
     failed = [res for res in results if res.error]
     counts = collections.Counter()
     calls = collections.Counter()
@@ -156,8 +165,8 @@ def show(title: str, runs: list[tuple[str, float, object]], top: int,
     total = sum(counts.values())
     directions = ", ".join(sorted({d for d, _, _ in runs}))
     print(f"== {title}  (--to {directions})")
-    print(f"files: {files:,} scanned, {examined:,} naming the source framework, {with_sites:,} with sites"
-          + (f", {len(failed)} could not be processed" if failed else ""))
+    print(f"files: {files:,} scanned, {examined:,} naming the source framework, {with_sites:,} with sites "
+          f"({no_manual:,} with no manual site)" + (f", {len(failed)} could not be processed" if failed else ""))
     print(f"sites: {total:,}   converted {counts['converted']:,} ({pct(counts['converted'], total).strip()})   "
           f"partial {counts['partial']:,} ({pct(counts['partial'], total).strip()})   "
           f"manual {counts['manual']:,} ({pct(counts['manual'], total).strip()})")
@@ -189,6 +198,35 @@ def show(title: str, runs: list[tuple[str, float, object]], top: int,
     return {"sites": total, **counts}
 
 
+_IMPORT_PROBE = """\
+import traceback
+try:
+    import PACKAGE
+    print("imports")
+except Exception as exc:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(ROOT)]
+    where = f" ({frames[-1].filename[len(ROOT) + 1:]}:{frames[-1].lineno})" if frames else ""
+    print(f"stops: {type(exc).__name__}: {exc}{where}")
+"""
+
+
+def imports_translated(package: Path, paths: list[Path]) -> str:
+    """Translate a package folder into a temporary one and import it there under MindSpore, in a subprocess:
+    'imports', or where the import stops (the error and the last frame of the translated package)."""
+    from recompat.translator import engine
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / package.name
+        engine.run(engine.Options(paths=[str(package)], to="mindspore", scope="model", output=str(out), quiet=True),
+                   stdout=io.StringIO(), stderr=io.StringIO())
+        probe = _IMPORT_PROBE.replace("PACKAGE", package.name).replace("ROOT", repr(tmp))
+        env = {**os.environ, "GLOG_v": "3",
+               "PYTHONPATH": os.pathsep.join([tmp, *map(str, paths), os.environ.get("PYTHONPATH", "")])}
+        done = subprocess.run([sys.executable, "-c", probe], cwd=tmp, env=env, capture_output=True, text=True,
+                              timeout=600)
+        return (done.stdout.strip().splitlines() or [f"stops: {done.stderr.strip().splitlines()[-1:]}"])[-1]
+
+
 def seed_files(folder: Path, out: Path) -> dict[str, list[str]]:
     """Write each seed code block to out/ as a .py file; returns {framework: [paths]}."""
     from recompat.compat.seeds import code_blocks
@@ -213,8 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=1, help="engine worker processes (default: %(default)s)")
     ap.add_argument("--seeds", type=Path, default=REPO.parent / "shared" / "seeds",
                     help="the seed documents' folder (default: %(default)s)")
+    ap.add_argument("--package", action="append", type=Path, default=[],
+                    help="a package folder to measure and import translated, repeatable (only these when given "
+                         "without --corpus)")
+    ap.add_argument("--path", action="append", type=Path, default=[],
+                    help="a folder put first on the translated package's import path, repeatable")
     args = ap.parse_args(argv)
-    corpora = args.corpus or list(CORPORA)
+    corpora = args.corpus or ([] if args.package else list(CORPORA))
 
     from recompat import mappings
 
@@ -250,6 +293,14 @@ def main(argv: list[str] | None = None) -> int:
         t, report = run_engine([str(tree)], "mindspore", args.jobs)
         totals[corpus] = show(f"monai{'/' + sub if sub else ''} ({tree})", [("mindspore", t, report)], args.top,
                               parse_seconds(tree))
+    for package in args.package:
+        if not (package / "__init__.py").is_file():
+            print(f"== {package}: not a package folder (no __init__.py) -- skipped\n")
+            continue
+        t, report = run_engine([str(package)], "mindspore", args.jobs)
+        totals[package.name] = show(f"{package.name} ({package})", [("mindspore", t, report)], args.top,
+                                    parse_seconds(package))
+        print(f"the translated package: {imports_translated(package, args.path)}\n")
     if "seeds" in corpora:
         if not args.seeds.is_dir():
             print(f"== seeds: no folder {args.seeds} -- skipped\n")
