@@ -491,6 +491,18 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
     return out
 
 
+def normalize(input, p=2.0, dim=1, eps=1e-12):  # noqa: A002 - torch's names
+    """torch.nn.functional.normalize on a MindSpore tensor: ``input`` divided by its p-norm along ``dim``, that norm
+    taken as at least ``eps``. The floor is taken on the sum of powers (``eps ** p``), so that a norm below it passes
+    no gradient back, as torch's clamp does, and a zero vector's gradient is 0, not NaN. MindSpore 2.10's
+    mint.nn.functional.normalize has no CPU kernel ("LinalgVectorNorm unregistered")."""
+    from mindspore import ops
+
+    powered = input * input if p == 2 else ops.abs(input) ** p
+    total = ops.maximum(powered.sum(axis=dim, keepdims=True), ops.full((), eps ** p, dtype=input.dtype))
+    return input / (ops.sqrt(total) if p == 2 else total ** (1.0 / p))
+
+
 @functools.lru_cache(maxsize=None)
 def _einsum():
     # made on first use with MindSpore's names bound outside it: GRAPH mode compiles no import statement
