@@ -112,6 +112,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self._removed: set[int] = set()        # nodes the translation removed whole: not walked
         self._narrowed: dict[str, tuple[str, tuple[Entry, ...] | None]] = {}   # name -> (its classes, entries)
         self._layers_by_class: dict[int, dict] = {}   # id(class) -> {X: (classes, entries)} of its self.X layers
+        self._layer_bases: dict[int, tuple] = {}      # id(class) -> _layer_base's answer
         # the layer tensors some MindSpore counterpart holds under another name (weight: BatchNorm's gamma)
         self._moved_tensors = {t.torch for e in mappings.layer_pairs for t in e.tensors
                                if t.torch and t.mindspore != t.torch} if self.frm == "torch" else set()
@@ -423,22 +424,29 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         not set itself (LayerNorm2d's self.weight); None when not known."""
         if isinstance(receiver, ast.Name):
             if receiver.id == "self" and receiver.id not in self._narrowed and self.cls is not None \
-                    and self.func is not None and attr is not None and attr not in _self_binds(self.cls):
-                return self._layer_base(self.cls)
+                    and self.func is not None and attr is not None:
+                base, own = self._layer_base(self.cls)
+                return base if attr not in own else None
             return self._narrowed.get(receiver.id)
         if not (self.frm == "torch" and names.is_self_attr(receiver) and self.cls is not None):
             return None
         return self._self_layers(self.cls).get(receiver.attr)
 
-    def _layer_base(self, cls: ast.ClassDef) -> tuple[str, tuple[Entry, ...]] | None:
-        """The layer a class derives from (RC325), as _layer_of gives it."""
-        for base in cls.bases:
-            qual = self.qualname(base)[0]
-            entry = self.table.get(qual or "")
-            if entry is not None and entry.tensors is not None and self.frm == "torch" \
-                    and qual not in self.framework.model_bases and qual.rsplit(".", 1)[1] not in names.containers():
-                return self.src.segment(base), (entry,)
-        return None
+    def _layer_base(self, cls: ast.ClassDef) -> tuple[tuple[str, tuple[Entry, ...]] | None, set[str]]:
+        """The layer a class derives from (RC325), as _layer_of gives it, and the attributes the class sets itself
+        (which are not the layer's); (None, nothing) for a class deriving from no layer."""
+        if id(cls) not in self._layer_bases:
+            found = None, set()
+            for base in cls.bases:
+                qual = self.qualname(base)[0]
+                entry = self.table.get(qual or "")
+                if entry is not None and entry.tensors is not None and self.frm == "torch" \
+                        and qual not in self.framework.model_bases \
+                        and qual.rsplit(".", 1)[1] not in names.containers():
+                    found = (self.src.segment(base), (entry,)), _self_binds(cls)
+                    break
+            self._layer_bases[id(cls)] = found
+        return self._layer_bases[id(cls)]
 
     def _self_layers(self, cls: ast.ClassDef) -> dict[str, tuple[str, tuple[Entry, ...]]]:
         if id(cls) in self._layers_by_class:
