@@ -200,6 +200,7 @@ class Framework:
     reexports: tuple[tuple[str, str], ...] = ()       # (package, the package re-exporting its public names)
     mode_dependent_layers: frozenset[str] = frozenset()   # layer classes that differ in training and evaluation mode
     same_tensor: frozenset[str] = frozenset()         # functions that return the tensor they are given (as_tensor)
+    fresh_tensor: frozenset[str] = frozenset()        # functions that make a new tensor nothing else holds (zeros)
     returns_self: frozenset[str] = frozenset()        # methods of its layers and operators that return their object
     one_operator_layers: tuple[tuple[str, str], ...] = ()   # (layer class, the attribute of the one operator it runs)
     children: tuple[tuple[str, str], ...] = ()   # (how a layer gives its child layers, in what shape)
@@ -492,6 +493,7 @@ def _framework(name: str, raw: dict) -> Framework:
                      reexports=tuple(raw.get("reexports", {}).items()),
                      mode_dependent_layers=frozenset(raw.get("mode_dependent_layers", ())),
                      same_tensor=frozenset(raw.get("same_tensor", ())),
+                     fresh_tensor=frozenset(raw.get("fresh_tensor", ())),
                      returns_self=frozenset(raw.get("returns_self", ())),
                      one_operator_layers=tuple(raw.get("one_operator_layers", {}).items()),
                      children=tuple(raw.get("children", {}).items()))

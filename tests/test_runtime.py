@@ -372,3 +372,16 @@ def test_a_layer_subclass_is_made_with_the_torch_arguments_its_init_passes_on(tm
     report = compare(twin["LayerNorm2d"](3, eps=1e-3), namespace["LayerNorm2d"](3, eps=1e-3),
                      [np.linspace(-1, 1, 2 * 3 * 16, dtype=np.float32).reshape(2, 3, 4, 4)])
     assert report.passed, str(report)
+
+
+def test_a_new_tensor_filled_in_place_holds_the_value():
+    """torch.zeros(1, 1, dim).fill_(eps) (vit-pytorch's CaiT), translated: the Parameter holds eps everywhere."""
+    from recompat.translator.translate import translate_bytes
+
+    source = ("import torch\nfrom torch import nn\n\n\nclass LayerScale(nn.Module):\n"
+              "    def __init__(self, dim, eps):\n        super().__init__()\n"
+              "        self.scale = nn.Parameter(torch.zeros(1, 1, dim).fill_(eps))\n")
+    namespace: dict = {}
+    exec(compile(translate_bytes(source.encode(), "scale.py", scope="model").new_data, "scale.py", "exec"), namespace)
+    scale = namespace["LayerScale"](4, 0.25).scale
+    assert scale.shape == (1, 1, 4) and np.all(scale.asnumpy() == np.float32(0.25))

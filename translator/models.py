@@ -1132,7 +1132,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         itself in nn.init.X_(torch.as_tensor(t)) (frameworks.yaml same_tensor: the MindSpore counterpart would copy
         it), None where it is written as it is. _Manual where there is none, or it is no tensor held by a name or
         attribute: a view (w[0], w.t(), w.T) or a result would be filled as a copy on MindSpore, leaving the tensor
-        it came from as it was (a Parameter's .data shares its storage: kept)."""
+        it came from as it was (a Parameter's .data shares its storage: kept); but a new tensor's method
+        (torch.zeros(n).fill_(v), frameworks.yaml fresh_tensor) fills what the call gives."""
         first = signature(entry.torch["signature"])[0][0] if not method else None
         node = call.func.value if method else \
             call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == first), None)
@@ -1141,7 +1142,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         inner = node.args[0] if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
                                  and self.qualname(node.func)[0] in self.framework.same_tensor) else None
         held = inner if inner is not None else node
-        if not (isinstance(held, ast.Name) or (isinstance(held, ast.Attribute) and (
+        fresh = isinstance(held, ast.Call) and self.qualname(held.func)[0] in self.framework.fresh_tensor \
+            and method   # torch.zeros(n).fill_(v): nothing else holds the tensor, the call's value is what is used
+        if not (fresh or isinstance(held, ast.Name) or (isinstance(held, ast.Attribute) and (
                 held.attr == "data" or held.attr not in self.framework.tensor_attributes))):
             raise _Manual("RC303", what=f"the tensor written in place, {self.src.segment(held)}, is a view or a "
                                         "result: MindSpore would write a copy; write the tensor it comes from")
