@@ -8,11 +8,15 @@ STAMP  := $(VENV)/.installed
 
 # torch is installed first and pinned: a plain "torch" requirement with no torch present
 # can pull a CUDA build of several GB.
-$(STAMP): pyproject.toml
+# vit-pytorch (tests/test_vit_pytorch.py: a second model library, translated and compared) is installed without
+# its dependencies: it requires torchvision for its DINO trainer only, whose wheel would pull another torch and
+# cannot load its operators on a CPU build of torch; einops, its other one, is a test dependency.
+$(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q --no-deps vit-pytorch==1.26.11
 	touch $(STAMP)
 
 install: $(STAMP)
