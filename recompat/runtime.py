@@ -491,6 +491,21 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
     return out
 
 
+def finfo(type=None):  # noqa: A002 - torch's name
+    """torch.finfo on MindSpore, which has none: the limits NumPy gives for the dtype's NumPy type (float32 when none
+    is given), torch's values (the same IEEE formats), as Python numbers as torch's are (MindSpore's ops refuse a
+    NumPy scalar where they take a number)."""
+    import types
+
+    import mindspore
+    import numpy
+
+    info = numpy.finfo(mindspore.dtype_to_nptype(mindspore.float32 if type is None else type))
+    return types.SimpleNamespace(
+        bits=int(info.bits), dtype=str(info.dtype), resolution=10.0 ** -int(info.precision),   # as torch writes it
+        **{name: float(getattr(info, name)) for name in ("eps", "max", "min", "tiny", "smallest_normal")})
+
+
 def normalize(input, p=2.0, dim=1, eps=1e-12):  # noqa: A002 - torch's names
     """torch.nn.functional.normalize on a MindSpore tensor: ``input`` divided by its p-norm along ``dim``, that norm
     taken as at least ``eps``. The floor is taken on the sum of powers (``eps ** p``), so that a norm below it passes

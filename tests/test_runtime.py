@@ -385,3 +385,16 @@ def test_a_new_tensor_filled_in_place_holds_the_value():
     exec(compile(translate_bytes(source.encode(), "scale.py", scope="model").new_data, "scale.py", "exec"), namespace)
     scale = namespace["LayerScale"](4, 0.25).scale
     assert scale.shape == (1, 1, 4) and np.all(scale.asnumpy() == np.float32(0.25))
+
+
+@pytest.mark.parametrize("name", ["float16", "float32", "float64"])
+def test_finfo_gives_torchs_limits(name):
+    import mindspore
+    import torch
+
+    from recompat.runtime import finfo
+
+    ours, theirs = finfo(getattr(mindspore, name)), torch.finfo(getattr(torch, name))
+    for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
+        assert getattr(ours, attr) == getattr(theirs, attr) and type(getattr(ours, attr)) is type(getattr(theirs, attr)), attr
+    assert finfo().max == torch.finfo().max          # the default dtype's: float32
