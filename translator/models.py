@@ -439,11 +439,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             found = None, set()
             for base in cls.bases:
                 qual = self.qualname(base)[0]
-                entry = self.table.get(qual or "")
-                if entry is not None and entry.tensors is not None and self.frm == "torch" \
-                        and qual not in self.framework.model_bases \
-                        and qual.rsplit(".", 1)[1] not in names.containers():
-                    found = (self.src.segment(base), (entry,)), _self_binds(cls)
+                if self.frm == "torch" and self._layer_class(qual):
+                    found = (self.src.segment(base), (self.table[qual],)), _self_binds(cls)
                     break
             self._layer_bases[id(cls)] = found
         return self._layer_bases[id(cls)]
@@ -572,9 +569,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             p.action == "keep" and getattr(p, self.frm) == getattr(p, self.to) and not p.convert
             for p in entry.params if getattr(p, self.frm) is not None)
         adapted = self.to == "mindspore" and entry.rule == "api_class"
-        if adapted and (cls := self._layer_subclasses.get(id(node))) is not None \
-                and qual not in (*self.framework.model_bases, self.framework.tensor_class) \
-                and qual.rsplit(".", 1)[1] not in names.containers():
+        if adapted and (cls := self._layer_subclasses.get(id(node))) is not None and self._layer_class(qual):
             # a subclass's __init__ calls the layer's with torch's arguments: they are translated when it is made
             self.src.replace_node(node, self._adapter(entry))
             return self.diag(site, "RC325", api=qual, target=dst, adapter=RUNTIME_ADAPTER, cls=cls.name)
@@ -601,6 +596,15 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return False
         return entry.rule == "api_class" or (entry.rule == "api_function"
                                              and (self.func is None or self.func.name == "__init__"))
+
+    def _layer_class(self, qual: str | None) -> bool:
+        """Is `qual` a layer class of an entry (api_class), not the model base, a container or the tensor class: one
+        whose subclass is made through the runtime adapter (RC325) and reads the layer's attributes as MindSpore's
+        layer keeps them?"""
+        entry = self.table.get(qual or "")
+        return entry is not None and entry.rule == "api_class" \
+            and qual not in (*self.framework.model_bases, self.framework.tensor_class) \
+            and qual.rsplit(".", 1)[1] not in names.containers()
 
     @functools.cached_property
     def _layer_subclasses(self) -> dict[int, ast.ClassDef]:
@@ -872,12 +876,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             raise _Manual("RC303", what="its recorded signature cannot be read")
         positional, vararg, kwonly, kwarg = sig
         bound, notes = [], []
-        deferred = adaptable   # arguments only the running program shows are translated as it runs (RC317, RC326)
+        # (adaptable: arguments only the running program shows are translated as it runs, RC317 and RC326)
         for i, a in enumerate(call.args):
             if isinstance(a, ast.Starred):
                 if vararg is None or i < len(positional):
                     what = f"*{self.src.segment(a.value)} spreads arguments over named parameters"
-                    raise _Manual("RC303", what=what, why=what, deferred=deferred)
+                    raise _Manual("RC303", what=what, why=what, deferred=adaptable)
                 bound.append(_Arg(f"*{vararg}", a, i))
             elif i < len(positional):
                 bound.append(_Arg(positional[i], a, i))
@@ -888,7 +892,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         for k in call.keywords:
             if k.arg is None:
                 what = f"**{self.src.segment(k.value)}"
-                if deferred:
+                if adaptable:
                     raise _Manual("RC304", what=what, why=f"{what} holds keywords only the running program shows",
                                   deferred=True)
                 notes.append(("RC304", {"api": qual, "what": what, "target": entry.names(self.to)[0]}))

@@ -48,8 +48,8 @@ def import_bindings(stmt: ast.stmt) -> list[tuple[str, str | None, ast.alias]]:
 def star_bindings(stmt: ast.stmt) -> list[tuple[str, str, ast.alias]]:
     """What `from m import *` binds where the tree's module m is known (bind_star_imports): (name, qualified name,
     the `*` alias); nothing for any other statement, or a module outside the tree."""
-    names = getattr(stmt, "star_names", None)
-    return [(name, qual, stmt.names[0]) for name, qual in names.items()] if names else []
+    bound = getattr(stmt, "star_names", None)
+    return [(name, qual, stmt.names[0]) for name, qual in bound.items()] if bound else []
 
 
 def bind_star_imports(tree: ast.Module, exports) -> None:

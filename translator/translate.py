@@ -73,7 +73,8 @@ def translate_bytes(data: bytes, path: str, *, to: str = "mindspore", style: str
     m = mappings or _mappings.default()
     stars = stars or {}
     result, origin, tree = _checkpoint_sites(data, path, package, to, style, holders, m, classes, scope, stars)
-    if scope == "model" and (MODEL_TRIGGERS[to].search(result.new_data or data) or project.names_framework(stars, OTHER[to])):
+    if scope == "model" and (MODEL_TRIGGERS[to].search(result.new_data or data)
+                             or project.names_framework(stars, OTHER[to])):
         _whole_model(data, path, package, to, result, m, origin, tree if result.new_data is None else None, models,
                      stars)
     return result
