@@ -152,18 +152,23 @@ class Entry:
 
     def mindspore_tensor(self, torch_name: str) -> str | None:
         """A layer pair's MindSpore tensor paired with torch_name; torch_name itself when `tensors` does not list it."""
-        t = next((t for t in self.tensors or () if t.torch == torch_name), None)
+        t = self._paired(torch_name, self.tensors or ())
         return torch_name if t is None else t.mindspore
 
     def mindspore_attribute(self, torch_name: str) -> str | None:
         """Where a layer pair's MindSpore layer keeps what torch's keeps as torch_name (a tensor, or another
         attribute); None where it keeps no counterpart."""
-        t = next((t for t in (*(self.tensors or ()), *self.attributes) if t.torch == torch_name), None)
+        t = self._paired(torch_name, (*(self.tensors or ()), *self.attributes))
         return torch_name if t is None else t.mindspore
 
     def attribute_why(self, torch_name: str) -> str | None:
         """Why the MindSpore layer keeps no counterpart of torch_name, where `tensors` or `attributes` says."""
-        return next((t.why for t in (*(self.tensors or ()), *self.attributes) if t.torch == torch_name), None)
+        t = self._paired(torch_name, (*(self.tensors or ()), *self.attributes))
+        return None if t is None else t.why
+
+    @staticmethod
+    def _paired(torch_name: str, pairs) -> TensorPair | None:
+        return next((t for t in pairs if t.torch == torch_name), None)
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[object, list, dict]
                 return literal
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             pass
-        if (spelled := _dtype_names().get(value) if _hashable(value) else None) is not None:
+        if (spelled := _dtype_name(value)) is not None:
             return spelled       # a MindSpore dtype (translated code's): by its name, which the translation keeps
         name = f"_recompat_value{len(values)}"
         values[name] = value
@@ -169,9 +169,16 @@ def _arguments(api: str, args: tuple, kwargs: dict) -> tuple[object, list, dict]
             {k: eval(t, namespace) for k, t in kwarg_texts.items()})
 
 
+def _dtype_name(value) -> str | None:
+    """A MindSpore dtype's qualified name (mindspore.float16); None for any other value."""
+    from mindspore.common import dtype
+
+    return _dtype_names().get(value) if isinstance(value, dtype.Type) else None
+
+
 @functools.lru_cache(maxsize=None)
 def _dtype_names() -> dict:
-    """MindSpore's dtypes -> their qualified names (mindspore.float16)."""
+    """MindSpore's dtypes -> their qualified names."""
     import mindspore
     from mindspore.common import dtype
 
@@ -180,14 +187,6 @@ def _dtype_names() -> dict:
         if isinstance(value, dtype.Type) and getattr(mindspore, name, None) is value:
             names.setdefault(value, f"mindspore.{name}")
     return names
-
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 @functools.lru_cache(maxsize=4096)

@@ -115,7 +115,6 @@ _TEXT = {
                             "keeps under the same name with the same value (tests/test_framework_facts.py builds both "
                             "and checks). `recompat translate --scope model` renames a read where it knows the layer's "
                             "class.",
-        "attributes_head": "| torch | MindSpore |\n| --- | --- |",
         "attribute_none": "none: {why}",
         "ops_title": "The ops a policy sees",
         "ops_intro": "On MindSpore a policy is shown each op as the torch op that stands for it "
@@ -267,7 +266,6 @@ _TEXT = {
         "attributes_intro": "层保存的参数值,以 `layer.<名字>` 读取:MindSpore 的层以其他名字保存,或不保存。torch 层保存的其他"
                             "属性,MindSpore 的层都以同名同值保存(tests/test_framework_facts.py 构建两边的层并检查)。"
                             "`recompat translate --scope model` 在知道层的类时改写这些读取。",
-        "attributes_head": "| torch | MindSpore |\n| --- | --- |",
         "attribute_none": "无:{why}",
         "ops_title": "策略看到的算子",
         "ops_intro": "在 MindSpore 上,策略看到的每个算子都以对应的 torch 算子出现(`mappings/selective.yaml`);"

@@ -69,18 +69,21 @@ def test_every_file_translates(translated):
     assert report["summary"]["files_changed"] > 70, report["summary"]
 
 
-def _module(folder: Path, name: str):
-    """vit_pytorch.<name> from `folder`, its package made empty: the real __init__ imports every module."""
+def _forget_package() -> None:
     for key in [k for k in sys.modules if k == "vit_pytorch" or k.startswith("vit_pytorch.")]:
         del sys.modules[key]
+
+
+def _module(folder: Path, name: str):
+    """vit_pytorch.<name> from `folder`, its package made empty: the real __init__ imports every module."""
+    _forget_package()
     package = types.ModuleType("vit_pytorch")
     package.__path__ = [str(folder / "vit_pytorch")]
     sys.modules["vit_pytorch"] = package
     try:
         return importlib.import_module(f"vit_pytorch.{name}")
     finally:
-        for key in [k for k in sys.modules if k == "vit_pytorch" or k.startswith("vit_pytorch.")]:
-            del sys.modules[key]
+        _forget_package()
 
 
 @pytest.mark.runtime
