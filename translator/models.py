@@ -506,7 +506,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return
         if not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute):
             self._narrowed_attribute(node.value)    # self.bn.bias.requires_grad = False: the receiver is read
-        if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
+        if id(node) in self._seen:
+            return
+        if not isinstance(node.ctx, ast.Load):
+            qual, root = self.qualname(node)
+            if self.ours(qual):    # cudnn.benchmark = True: the framework's own state, set; it stays, imported
+                self._seen.add(id(node))
+                self._unknown(node, qual, root)
             return
         qual, root = self.qualname(node)
         if self.ours(qual):
