@@ -149,8 +149,8 @@ def test_output_that_is_not_python_is_never_returned(monkeypatch, scope):
     code = "import torch\nfrom torch.utils.checkpoint import checkpoint\ny = checkpoint(f, torch.ones(2))\n"
     if scope == "model":
         spell = models.ModelTranslator.spell
-        monkeypatch.setattr(models.ModelTranslator, "spell",
-                            lambda self, text, taken: (spell(self, text, taken)[0] + "def (:\n", set()))
+        monkeypatch.setattr(models.ModelTranslator, "spell", lambda self, taken: (
+            self.src.insert(len(self.src.text), "def (:\n"), spell(self, taken))[1])
     else:
         settle = torch_to_mindspore.settle_imports
         monkeypatch.setattr(torch_to_mindspore, "settle_imports", lambda src, tree, *a: (

@@ -133,7 +133,7 @@ def settle_imports(src: Source, tree: ast.Module, *, modules: set[str], exact: s
                 delete_statement(src, tree, stmt)
             else:
                 kept = [a for a in stmt.names if a not in gone]
-                src.replace_node(stmt, import_text(stmt, kept))
+                src.replace_node(stmt, import_text(stmt, [src.segment(a) for a in kept]))
     present = {(a.name, a.asname) for s in imports if isinstance(s, ast.Import) for a in s.names}
     missing = [f"import {m}" if alias is None else f"import {m} as {alias}"
                for m, alias in additions if (m, alias) not in present]
@@ -160,8 +160,9 @@ def under(qual: str, modules) -> bool:
     return any(qual == m or qual.startswith(m + ".") for m in modules)
 
 
-def import_text(stmt, aliases) -> str:
-    parts = ", ".join(f"{a.name} as {a.asname}" if a.asname else a.name for a in aliases)
+def import_text(stmt, aliases: list[str]) -> str:
+    """The import statement `stmt` with only these of its names (each as its text: `nn`, `numpy as np`)."""
+    parts = ", ".join(aliases)
     if isinstance(stmt, ast.Import):
         return f"import {parts}"
     return f"from {'.' * stmt.level}{stmt.module or ''} import {parts}"

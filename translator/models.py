@@ -101,7 +101,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         # the checkpoint family is the checkpoint pass's: its sites are counted there
         self.skip = {n for e in mappings.entries if e.rule not in MODEL_RULES for n in e.names(self.frm)}
         self.sites: list[Site] = []
-        self.kept_roots: set[str] = set()      # source-framework names still used by code left as it is
+        self._kept: list[tuple[int, str]] = []  # (where, name): a source-framework name code left as it is reads
         self.targets: set[str] = set()         # qualified target names written
         self.model_classes: set[str] = set()
         self.runtime_names: set[str] = set()   # the functions of recompat.runtime the output calls
@@ -131,15 +131,26 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         return site
 
     def withdraw(self, removed: list[ast.AST], keep: list[ast.AST] = ()) -> None:
-        """Code the translation removes (a dropped argument) is not a site any more: what was found inside it goes,
-        but for what was found inside ``keep`` (parts of it the translation keeps)."""
+        """Code the translation removes (a dropped argument) is not a site any more, nor does it read names: what
+        was found inside it goes, but for what was found inside ``keep`` (parts of it the translation keeps)."""
         spans = [(self.src.start(n), self.src.end(n)) for n in removed]
         kept = [(self.src.start(n), self.src.end(n)) for n in keep]
 
-        def gone(site):
-            at = self._site_start.get(id(site), -1)
+        def gone(at: int) -> bool:
             return any(a <= at < b for a, b in spans) and not any(a <= at < b for a, b in kept)
-        self.sites = [s for s in self.sites if not gone(s)]
+        self.sites = [s for s in self.sites if not gone(self._site_start.get(id(s), -1))]
+        self._kept = [(at, name) for at, name in self._kept if not gone(at)]
+
+    def keep(self, node: ast.AST, root: str | None) -> None:
+        """`root`, the name `node` reads the source framework through, is still read where the translation leaves
+        `node` as it is: its import stays."""
+        if root:
+            self._kept.append((self.src.start(node), root))
+
+    @property
+    def kept_roots(self) -> set[str]:
+        """The source-framework names code left as it is still reads (once the walk is done: not code removed)."""
+        return {name for _, name in self._kept}
 
     # -- walking -----------------------------------------------------------------------------------
 
@@ -249,6 +260,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         if isinstance(self.stmt, ast.Expr) and self.stmt.value is call:
             self.src.render_node(self.stmt)
             edits.delete_statement(self.src, self.tree, self.stmt)
+            self.withdraw([self.stmt])
             self._marker_site(call, marker, "statement removed")
         else:
             self.src.replace_node(call, self.src.render_node(kept))
@@ -533,15 +545,14 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             return
         qual, root = self.qualname(node)
         if qual == self.frm:        # the bare module (`getattr(torch, name)`): not an API use, but it stays
-            self.kept_roots.add(root)
+            self.keep(node, root)
         elif self.ours(qual):
             self._reference(node, qual, root)
 
     # -- one use -----------------------------------------------------------------------------------
 
     def _unknown(self, node: ast.AST, qual: str, root: str | None) -> None:
-        if root:
-            self.kept_roots.add(root)
+        self.keep(node, root)
         if qual in self.skip or any(qual.startswith(s + ".") for s in self.skip):
             return
         self.diag(self.site(node, qual), "RC301", api=qual)
@@ -562,7 +573,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def _class_reference(self, node: ast.AST, entry: Entry, qual: str, root: str | None) -> None:
         site = self.site(node, qual)
         if not entry.proven:
-            self.kept_roots.add(root)
+            self.keep(node, root)
             return self.diag(site, "RC302", api=qual, id=entry.id)
         dst = entry.names(self.to)[0]
         self.targets.add(dst)
@@ -799,8 +810,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 self.src.replace_node(call.func, self._adapter(entry))
                 return self.diag(site, "RC317" if entry.rule == "api_class" else "RC326", api=qual,
                                  target=entry.names(self.to)[0], adapter=RUNTIME_ADAPTER, why=m.fields["why"])
-            if root:
-                self.kept_roots.add(root)
+            self.keep(call, root)
             fields = {"api": qual, **m.fields}
             return self.diag(site, m.code, **fields)
         self._apply(call, entry, plan, method, keep_callee)
@@ -1236,8 +1246,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     # -- the end -----------------------------------------------------------------------------------
 
-    def spell(self, text: str, taken: set[str]) -> tuple[str, set[str]]:
-        """Placeholders -> names (`nn.Dense`; `mindspore.nn.Dense` where `nn` is taken); the imports they need."""
+    def spell(self, taken: set[str]) -> set[str]:
+        """Placeholders in the text the walk wrote -> names (`nn.Dense`; `mindspore.nn.Dense` where `nn` is
+        taken); returns the imports they need."""
         imports: set[str] = set()
         root = self.to
 
@@ -1257,9 +1268,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             imports.add(f"import {root}")
             return qual
 
-        text = _PLACEHOLDER.sub(name, text)
+        self.src.map_edits(lambda text: _PLACEHOLDER.sub(name, text))
         imports |= {f"from {RUNTIME_MODULE} import {name}" for name in self.runtime_names}
-        return text, imports
+        return imports
 
 
 
@@ -1343,11 +1354,6 @@ def bound_names(tree: ast.Module, frm: str) -> set[str]:
     return out
 
 
-def loaded_names(tree: ast.Module) -> set[str]:
-    """The names a module's code reads (what its imports must still bind)."""
-    return {n.id for n in tree_index.index(tree).of(ast.Name) if isinstance(n.ctx, ast.Load)}
-
-
 def drop_source_imports(src: Source, tree: ast.Module, frm: str, kept: set[str]) -> None:
     """Remove the source framework's imports whose names no code left as it is uses any more (`kept`: the names
     the translated text still reads)."""
@@ -1358,7 +1364,7 @@ def drop_source_imports(src: Source, tree: ast.Module, frm: str, kept: set[str])
         if len(gone) == len(stmt.names):
             edits.delete_statement(src, tree, stmt)
         elif gone:
-            src.replace_node(stmt, edits.import_text(stmt, [a for a in stmt.names if a not in gone]))
+            src.replace_node(stmt, edits.import_text(stmt, [src.render_node(a) for a in stmt.names if a not in gone]))
 
 
 def add_imports(src: Source, tree: ast.Module, statements: set[str]) -> None:

@@ -158,6 +158,11 @@ class Source:
         start, end = self.start(node), self.end(node)
         return _apply(self.text[start:end], [e for e in self._edits if start <= e.start and e.end <= end], shift=start)
 
+    def map_edits(self, change) -> None:
+        """Rewrite the text of every edit made so far with `change` (a function of the text)."""
+        for e in self._edits:
+            e.text = change(e.text)
+
     @property
     def edited(self) -> bool:
         return bool(self._edits)

@@ -133,7 +133,7 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     """The core API set, on the checkpoint pass's output; `data` is the original file, `origin` maps the lines of
     that output to it (the sites report lines of the user's file); `tree`: the file's tree where the checkpoint
     pass parsed it and changed nothing (the passes never change a tree)."""
-    from recompat.translator.models import ModelTranslator, add_imports, bound_names, drop_source_imports, loaded_names
+    from recompat.translator.models import ModelTranslator, add_imports, bound_names, drop_source_imports
 
     current = result.new_data or data
     src = Source(current, path, package)
@@ -149,16 +149,15 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     result.sites += sites
     if not src.edited:
         return
-    taken = tx.kept_roots | (bound_names(tree, tx.frm) - {n for n, _, _ in _source_imports(tree, tx.frm)})
-    text, imports = tx.spell(src.result(), taken)
-    imports |= _imports_of_kept_star_names(tree, tx.kept_roots, tx.frm)
-    src2 = Source(src.encode(text), path, src.package)
-    tree2 = _parse_own_output(src2.text, path, src2.package)
-    # a name code left as it is used, and the output still reads (code the translation removed used it no more)
-    drop_source_imports(src2, tree2, tx.frm, tx.kept_roots and tx.kept_roots & loaded_names(tree2))
-    add_imports(src2, tree2, imports)
-    new = src2.encode(src2.result()) if src2.edited else src2.encode(text)
-    _check_own_output(src2.result() if src2.edited else text, path)
+    kept = tx.kept_roots   # the source names code left as it is reads (not what the translation removed)
+    taken = kept | (bound_names(tree, tx.frm) - {n for n, _, _ in _source_imports(tree, tx.frm)})
+    imports = tx.spell(taken) | _imports_of_kept_star_names(tree, kept, tx.frm)
+    # the imports are settled on the same text and tree: the walk left import statements as they were
+    drop_source_imports(src, tree, tx.frm, kept)
+    add_imports(src, tree, imports)
+    text = src.result()
+    _check_own_output(text, path)
+    new = src.encode(text)
     result.changed, result.new_data = new != data, (new if new != data else None)
 
 
