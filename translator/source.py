@@ -10,8 +10,10 @@ import bisect
 import codecs
 import functools
 import io
+import itertools
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass
 
 from recompat.translator import names
@@ -170,6 +172,34 @@ class Source:
     def result(self) -> str:
         return _apply(self.text, self._edits, shift=0)
 
+    def skeleton(self, tree: ast.Module) -> Skeleton:
+        """result(), with every statement of `tree` (this text's) that no edit touches written `pass`: where it
+        holds (Skeleton.holds), the result parses. A translation touches a fraction of a file; checking its
+        skeleton costs a parse of that fraction. An edit touches a statement it overlaps or inserts into; a
+        decorated definition starts at its first decorator."""
+        edits = sorted(self._edits)
+        starts = [e.start for e in edits]
+        reach = list(itertools.accumulate((max(e.end, e.start + 1) for e in edits), max))   # an insertion: 1 char
+        passes: list[Edit] = []
+
+        def walk(body: list[ast.stmt]) -> None:
+            for stmt in body:
+                start, end = self.start(stmt), self.end(stmt)
+                if getattr(stmt, "decorator_list", None):
+                    first = stmt.decorator_list[0].lineno
+                    start = self.line_start(first) + len(self.indent(first))   # the `@` opens its line
+                i = bisect.bisect_left(starts, end)
+                if i and reach[i - 1] > start:
+                    for inner in _blocks(stmt):
+                        walk(inner)
+                else:
+                    passes.append(Edit(start, end, -1, "pass"))
+
+        walk(tree.body)
+        text, where = _apply(self.text, [*edits, *passes], shift=0, track=passes)
+        lead = [self.text[self.line_start(self.lineno(e.start)):e.start] for e in passes]
+        return Skeleton(text, [(at, None if before.strip() else before) for at, before in zip(where, lead)])
+
     def line_origins(self) -> list[int]:
         """For each line of result(), the line of this text it comes from: `origins[n - 1]` for line n. Lines
         an edit writes count as the line the edit starts on (a comment inserted above a statement: its line).
@@ -199,13 +229,65 @@ class Source:
         return origins
 
 
-def _apply(text: str, edits: list[Edit], shift: int) -> str:
-    pieces, pos = [], 0
+def _apply(text: str, edits: list[Edit], shift: int, track: list[Edit] | None = None):
+    """`text` with the edits applied; with `track`, also where each of those edits' text starts in it."""
+    pieces, pos, size, where = [], 0, 0, {}
     for e in sorted(edits):
         start, end = e.start - shift, e.end - shift
         if start < pos:
             raise AssertionError(f"overlapping edits at offset {e.start}: {e.text!r}")  # a translator bug
+        size += start - pos
+        where[id(e)] = size
+        size += len(e.text)
         pieces += [text[pos:start], e.text]
         pos = end
     pieces.append(text[pos:])
-    return "".join(pieces)
+    out = "".join(pieces)
+    return out if track is None else (out, [where[id(e)] for e in track])
+
+
+def _blocks(stmt: ast.stmt):
+    """The lists of statements a statement holds (a body, an else, each handler's and each case's body)."""
+    for field in ("body", "orelse", "finalbody"):
+        inner = getattr(stmt, field, None)
+        if inner and isinstance(inner, list) and isinstance(inner[0], ast.stmt):
+            yield inner
+    for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+        yield part.body
+
+
+@dataclass
+class Skeleton:
+    """A text with some of its statements written `pass` (Source.skeleton): where each such `pass` starts, and the
+    indentation of the statement it stands for where that opened its line (else None)."""
+    text: str
+    passes: list[tuple[int, str | None]]
+
+    def holds(self) -> bool:
+        """Does the skeleton parse, with each `pass` parsed as a statement where the statement it stands for
+        stood: opening a logical line at its indentation for one that opened its line, after a `;` or `:` for
+        another? Then the text with those statements parses too: a statement no edit touches is the same complete
+        statement there, and nothing before it (an open string or bracket, a continued line) reads it otherwise."""
+        try:
+            with warnings.catch_warnings():   # the user's file's own warnings (invalid escapes) are not ours
+                warnings.simplefilter("ignore")
+                tree = ast.parse(self.text)
+        except (SyntaxError, ValueError):
+            return False
+        found, todo = set(), [tree.body]
+        while todo:
+            for stmt in todo.pop():
+                if stmt.__class__ is ast.Pass:
+                    found.add((stmt.lineno, stmt.col_offset))
+                else:
+                    todo.extend(_blocks(stmt))
+        line_starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+        for at, indent in self.passes:
+            line = bisect.bisect_right(line_starts, at)
+            before = self.text[line_starts[line - 1]:at]
+            if (line, len(before.encode("utf-8"))) not in found:
+                return False
+            if indent is not None and (before != indent or
+                                       self.text[:line_starts[line - 1]].rstrip("\r\n").endswith("\\")):
+                return False
+        return True

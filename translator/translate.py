@@ -156,7 +156,7 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     drop_source_imports(src, tree, tx.frm, kept)
     add_imports(src, tree, imports)
     text = src.result()
-    _check_own_output(text, path)
+    _check_own_output(text, path, src.skeleton(tree))
     new = src.encode(text)
     result.changed, result.new_data = new != data, (new if new != data else None)
 
@@ -213,11 +213,13 @@ def _finish(data: bytes, src: Source, tree: ast.Module, result: FileResult, sett
         stages.append(src2.line_origins())
     new_data = src.encode(text)
     checked = not src2.edited   # new_data is what tree2 was parsed from
+    last = (src2, tree2)        # the stage that wrote `text`, and the tree of its input
     if markers.search(new_data):
         # the settled text is stage 2's input when stage 2 changed nothing: its tree serves again
         src3 = src2 if checked else Source(new_data, path, src.package)
-        sites = report(src3, tree2 if checked else _parse_own_output(src3.text, path, src3.package))
-        checked = True
+        tree3 = tree2 if checked else _parse_own_output(src3.text, path, src3.package)
+        sites = report(src3, tree3)
+        checked, last = True, (src3, tree3)
         Origin(stages).remap(sites)
         result.sites += sites
         if src3.edited:
@@ -225,7 +227,7 @@ def _finish(data: bytes, src: Source, tree: ast.Module, result: FileResult, sett
             stages.append(src3.line_origins())
             new_data, checked = src.encode(text), False
     if not checked:   # every text a stage wrote is checked before it can be written
-        _check_own_output(text, path)
+        _check_own_output(text, path, last[0].skeleton(last[1]))
     if new_data != data:
         result.changed, result.new_data = True, new_data
     return result, Origin(stages)
@@ -241,10 +243,12 @@ def _parse_own_output(text: str, path: str, package: str | None) -> ast.Module:
         ) from None
 
 
-def _check_own_output(text: str, path: str) -> None:
-    """Raise TranslateError unless `text` is valid Python. Compiling builds no ast and takes a third of a parse's
-    time; where it fails, the parse decides (and words the error): compiling also refuses what parses (a `return`
-    outside a function), which the user's file may hold."""
+def _check_own_output(text: str, path: str, skeleton=None) -> None:
+    """Raise TranslateError unless `text` is valid Python. Where a `skeleton` of it (source.Skeleton) is given and
+    holds, that is enough. Else compiling decides, and where it fails, the parse (which words the error): compiling
+    also refuses what parses (a `return` outside a function), which the user's file may hold."""
+    if skeleton is not None and skeleton.holds():
+        return
     try:
         with warnings.catch_warnings():   # the user's file's own warnings (invalid escapes) are not ours to show
             warnings.simplefilter("ignore")
