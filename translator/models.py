@@ -80,6 +80,38 @@ class _Manual(Exception):
         self.deferred = deferred  # a value only the running program knows decides the call (convert.Deferred)
 
 
+@dataclass(frozen=True)
+class _Tables:
+    """What the walk looks names up in, for one direction of one set of mappings (built once, not per file)."""
+    by_attr: dict[str, list[Entry]]    # entries used as `x.<name>`, by name: a model's method and a tensor method
+    attributes: dict[str, Entry]       # tensor attributes with an entry; any other of the Tensor class's is manual
+    skip: set[str]                     # the checkpoint family: its sites are the checkpoint pass's
+    markers: dict                      # torch's compiler markers (markers.yaml), replaced by their eager value
+    moved_tensors: set[str]            # layer tensors some MindSpore counterpart holds under another name
+    moved_attributes: set[str]         # ... and the other attributes it keeps under another name, or not at all
+
+
+@functools.lru_cache(maxsize=None)
+def _tables(mappings: Mappings, frm: str) -> _Tables:
+    table = mappings.model_scope[frm]
+    by_attr: dict[str, list[Entry]] = {}
+    for e in {id(e): e for e in table.values()}.values():
+        if RULES.handler(e.rule, "method_call") or RULES.handler(e.rule, "def"):
+            for name in dict.fromkeys(n.rsplit(".", 1)[1] for n in e.names(frm)):   # aliases too
+                by_attr.setdefault(name, []).append(e)
+    moved_tensors, moved_attributes = set(), set()
+    if frm == "torch":
+        moved_tensors = {t.torch for e in mappings.layer_pairs for t in e.tensors if t.torch and t.mindspore != t.torch}
+        moved_attributes = moved_tensors | {t.torch for e in mappings.layer_pairs for t in e.attributes
+                                            if t.mindspore != t.torch}
+    return _Tables(
+        by_attr=by_attr,
+        attributes={e.names(frm)[0].rsplit(".", 1)[1]: e for e in table.values() if RULES.handler(e.rule, "attribute")},
+        skip={n for e in mappings.entries if e.rule not in MODEL_RULES for n in e.names(frm)},
+        markers={mk.api: mk for mk in mappings.markers} if frm == "torch" else {},
+        moved_tensors=moved_tensors, moved_attributes=moved_attributes)
+
+
 class ModelTranslator(SiteLog, names.ScopedWalker):
     def __init__(self, src: Source, tree: ast.Module, mappings: Mappings, to: str,
                  models: frozenset[str] = frozenset()):
@@ -88,18 +120,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.models = models   # model classes of other files of the tree, by qualified name (translator/project.py)
         self.frm = OTHER[to]
         self.table = mappings.model_scope[self.frm]
-        # entries used as `x.<name>`, by name: one name may be a model's method and a tensor method
-        self.by_attr: dict[str, list[Entry]] = {}
-        for e in {id(e): e for e in self.table.values()}.values():
-            if RULES.handler(e.rule, "method_call") or RULES.handler(e.rule, "def"):
-                for name in dict.fromkeys(n.rsplit(".", 1)[1] for n in e.names(self.frm)):   # aliases too
-                    self.by_attr.setdefault(name, []).append(e)
-        # tensor attributes with an entry, by name; any other of the Tensor class's is a manual site
         self.framework = mappings.frameworks[self.frm]
-        self.attributes = {e.names(self.frm)[0].rsplit(".", 1)[1]: e for e in self.table.values()
-                           if RULES.handler(e.rule, "attribute")}
-        # the checkpoint family is the checkpoint pass's: its sites are counted there
-        self.skip = {n for e in mappings.entries if e.rule not in MODEL_RULES for n in e.names(self.frm)}
+        tables = _tables(mappings, self.frm)
+        self.by_attr, self.attributes, self.skip = tables.by_attr, tables.attributes, tables.skip
         self.sites: list[Site] = []
         self._kept: list[tuple[int, str]] = []  # (where, name): a source-framework name code left as it is reads
         self.targets: set[str] = set()         # qualified target names written
@@ -107,23 +130,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.runtime_names: set[str] = set()   # the functions of recompat.runtime the output calls
         self._seen: set[int] = set()
         self._site_start: dict[int, int] = {}   # id(site) -> where its node starts in the text walked
-        # torch's compiler markers (markers.yaml), replaced by what they give in eager execution
-        self.markers = {mk.api: mk for mk in mappings.markers} if self.frm == "torch" else {}
+        self.markers = tables.markers
         self._removed: set[int] = set()        # nodes the translation removed whole: not walked
         self._narrowed: dict[str, tuple[str, tuple[Entry, ...] | None]] = {}   # name -> (its classes, entries)
         self._layers_by_class: dict[int, dict] = {}   # id(class) -> {X: (classes, entries)} of its self.X layers
         self._layer_bases: dict[int, tuple] = {}      # id(class) -> _layer_base's answer
-        # the layer tensors some MindSpore counterpart holds under another name (weight: BatchNorm's gamma)
-        self._moved_tensors = {t.torch for e in mappings.layer_pairs for t in e.tensors
-                               if t.torch and t.mindspore != t.torch} if self.frm == "torch" else set()
-        # ... and the other attributes some MindSpore counterpart keeps under another name, or not at all
-        self._moved_attributes = self._moved_tensors | {
-            t.torch for e in mappings.layer_pairs for t in e.attributes if t.mindspore != t.torch} \
-            if self.frm == "torch" else set()
-
-    def visit(self, node):
-        if id(node) not in self._removed:
-            super().visit(node)
+        self._moved_tensors, self._moved_attributes = tables.moved_tensors, tables.moved_attributes
 
     def site(self, node: ast.AST, api: str) -> Site:
         site = super().site(node, api)
@@ -541,8 +553,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name):
-        if id(node) in self._seen or not isinstance(node.ctx, ast.Load):
-            return
+        if node.id not in self._imported_names or id(node) in self._seen or not isinstance(node.ctx, ast.Load):
+            return     # most names read are locals: only an imported one can name an API
         qual, root = self.qualname(node)
         if qual == self.frm:        # the bare module (`getattr(torch, name)`): not an API use, but it stays
             self.keep(node, root)
@@ -652,7 +664,17 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             elif n.args and (names.attribute_chain(n.func) or [""])[-1] == "cast" \
                     and self.qualname(n.func)[0] == "typing.cast":
                 roots.append(n.args[0])
-        return {id(x) for root in roots for x in ast.walk(root)}
+        found, todo = set(), roots
+        while todo:   # ast.walk's generators cost more than the set
+            node = todo.pop()
+            found.add(id(node))
+            for field in tree_index.child_fields(node.__class__):
+                value = getattr(node, field, None)
+                if value.__class__ is list:
+                    todo += [v for v in value if isinstance(v, ast.AST)]
+                elif isinstance(value, ast.AST):
+                    todo.append(value)
+        return found
 
     def _base_init(self, func: ast.Attribute) -> Entry | None:
         """`super().__init__(...)` with arguments, in a class deriving from the model base itself: a call of the base

@@ -95,7 +95,7 @@ def resolve_relative_imports(tree: ast.Module, package: str | None) -> ast.Modul
     it imports from (`resolved_module`, read by import_bindings). The text is not changed."""
     if package:
         parts = package.split(".")
-        for node in imports(tree):
+        for node in tree_index.index(tree).of(ast.ImportFrom):   # every pass asks the index: built now, once
             if isinstance(node, ast.ImportFrom) and node.level and node.level <= len(parts):
                 base = parts[:len(parts) - node.level + 1]
                 node.resolved_module = ".".join([*base, *([node.module] if node.module else [])])
@@ -382,6 +382,8 @@ class ScopedWalker(ast.NodeVisitor):
 
     Subclasses add visit_Call and friends; scopes are built lazily (see Scope)."""
 
+    _removed: set[int] | frozenset = frozenset()   # id() of nodes a translation removed whole: not walked
+
     def __init__(self):
         self.scope: Scope | None = None
         self.cls: ast.ClassDef | None = None
@@ -389,6 +391,8 @@ class ScopedWalker(ast.NodeVisitor):
         self.stmt: ast.stmt | None = None
 
     def visit(self, node):
+        if id(node) in self._removed:
+            return
         key = (self.__class__, node.__class__)
         method = _METHODS.get(key)
         if method is None:   # ast.NodeVisitor's lookup, once per node type (it builds the name for every node)
@@ -401,13 +405,17 @@ class ScopedWalker(ast.NodeVisitor):
             method(self, node)
 
     def generic_visit(self, node):
-        for field in tree_index.child_fields(node.__class__):
+        for field, many in tree_index.node_fields(node.__class__):
             value = getattr(node, field, None)
-            if value.__class__ is list:
+            if many:
                 for item in value:
+                    if item is not None:     # a hole: a dict's `**x` key, a keyword-only arg's default
+                        self.visit(item)
+            elif many is None:               # a field the grammar does not describe: look
+                for item in value if value.__class__ is list else [value]:
                     if isinstance(item, ast.AST):
                         self.visit(item)
-            elif isinstance(value, ast.AST):
+            elif value is not None:
                 self.visit(value)
 
     def visit_Constant(self, node):   # ast.NodeVisitor's looks for the visit_Num of old Pythons

@@ -11,6 +11,7 @@ import codecs
 import functools
 import io
 import itertools
+import operator
 import re
 import tokenize
 import warnings
@@ -23,12 +24,15 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _TEMPLATE_NEWLINE = re.compile(r"(?<!\r)\n")   # a "\n" that is not already the end of a "\r\n"
 
 
-@dataclass(order=True)
+@dataclass
 class Edit:
     start: int
     end: int
     seq: int          # insertion order breaks ties between edits at one position
     text: str
+
+
+_ORDER = operator.attrgetter("start", "end", "seq")   # the order edits apply in (a key: no Python-level __lt__)
 
 
 class Source:
@@ -177,7 +181,7 @@ class Source:
         holds (Skeleton.holds), the result parses. A translation touches a fraction of a file; checking its
         skeleton costs a parse of that fraction. An edit touches a statement it overlaps or inserts into; a
         decorated definition starts at its first decorator."""
-        edits = sorted(self._edits)
+        edits = sorted(self._edits, key=_ORDER)
         starts = [e.start for e in edits]
         reach = list(itertools.accumulate((max(e.end, e.start + 1) for e in edits), max))   # an insertion: 1 char
         passes: list[Edit] = []
@@ -220,7 +224,7 @@ class Source:
                     line_open, i = False, m.end()
 
         pos = 0
-        for e in sorted(self._edits):
+        for e in sorted(self._edits, key=_ORDER):
             if e.start > pos:
                 emit(self.text[pos:e.start], lambda i, base=pos: base + i)
             emit(e.text, lambda i, at=e.start: at)
@@ -232,7 +236,7 @@ class Source:
 def _apply(text: str, edits: list[Edit], shift: int, track: list[Edit] | None = None):
     """`text` with the edits applied; with `track`, also where each of those edits' text starts in it."""
     pieces, pos, size, where = [], 0, 0, {}
-    for e in sorted(edits):
+    for e in sorted(edits, key=_ORDER):
         start, end = e.start - shift, e.end - shift
         if start < pos:
             raise AssertionError(f"overlapping edits at offset {e.start}: {e.text!r}")  # a translator bug

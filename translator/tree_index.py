@@ -141,6 +141,15 @@ def child_fields(kind: type) -> tuple[str, ...]:
     return tuple(f for f in kind._fields if f not in _LEAVES)
 
 
+@functools.lru_cache(maxsize=None)
+def node_fields(kind: type) -> tuple[tuple[str, bool | None], ...]:
+    """child_fields less those the grammar says never hold a node (a name, a constant), each with whether it
+    holds a list of nodes (None: the grammar does not say)."""
+    shapes = _shapes(kind)
+    return tuple((f, None if f not in shapes else shapes[f] is _MANY) for f in child_fields(kind)
+                 if shapes.get(f, _ANY) is not None)
+
+
 def _shapes(kind: type) -> dict[str, str | None]:
     """What each field of a node type holds, read from the grammar line Python gives as the type's docstring: _ONE,
     _MANY, or None for no node; a field the line does not give (or a docstring in another form) is left out."""
