@@ -173,11 +173,14 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def qualname(self, node: ast.AST) -> tuple[str | None, str | None]:
         """(qualified name, root binding) of a dotted reference to an import; a re-exported name
         (torch.nn.modules.activation.ReLU) as the name its entry has (torch.nn.ReLU)."""
-        chain = names.attribute_chain(node)
-        if not chain or self.scope is None:
+        root = node
+        while root.__class__ is ast.Attribute:
+            root = root.value
+        if root.__class__ is not ast.Name or self.scope is None:
             return None, None
-        if chain[0] not in self._imported_names:   # most names read are locals: no scope to look through
-            return None, chain[0]
+        if root.id not in self._imported_names:   # most names read are locals: no scope to look through
+            return None, root.id
+        chain = names.attribute_chain(node)
         q = self.scope.qualname(chain[0])
         qual = ".".join([q, *chain[1:]]) if q else None
         if qual and (public := self.framework.public_name(qual)) in self.table:

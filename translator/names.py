@@ -184,8 +184,9 @@ class Scope:
 
     def lookup(self, name: str) -> Scope | None:
         scope = self
-        while scope is not None:
-            if name in scope.kinds or name in scope.imports:
+        while scope is not None:   # the hot path of every name looked up: the fields, not the properties
+            kinds = scope._kinds if scope._kinds is not None else scope.kinds
+            if name in kinds or name in scope._imports:
                 return scope
             scope = scope.parent
         return None
@@ -193,9 +194,9 @@ class Scope:
     def qualname(self, name: str) -> str | None:
         """Qualified name of an imported name, when no other binding in its scope competes."""
         scope = self.lookup(name)
-        if scope is None or name in scope.other:
+        if scope is None or name in scope._other:   # lookup built it
             return None
-        return scope.imports.get(name)
+        return scope._imports.get(name)
 
     def shadowed_imports(self, name: str) -> set[str]:
         """What imports bind `name` to where something else binds it too (so `qualname` gives None):
@@ -374,7 +375,7 @@ def string_annotation_names(tree: ast.Module) -> set[str]:
 
 
 # (walker class, node class) -> its visit method: kept apart from the walkers, whose bound methods would make cycles
-_METHODS: dict[tuple[type, type], Callable] = {}
+_DISPATCH: dict[type, dict[type, tuple[Callable, bool]]] = {}   # walker class -> node class -> (method, a stmt?)
 
 
 class ScopedWalker(ast.NodeVisitor):
@@ -385,19 +386,22 @@ class ScopedWalker(ast.NodeVisitor):
     _removed: set[int] | frozenset = frozenset()   # id() of nodes a translation removed whole: not walked
 
     def __init__(self):
+        self._dispatch = _DISPATCH.setdefault(self.__class__, {})
         self.scope: Scope | None = None
         self.cls: ast.ClassDef | None = None
         self.func: ast.FunctionDef | ast.AsyncFunctionDef | None = None
         self.stmt: ast.stmt | None = None
 
     def visit(self, node):
-        if id(node) in self._removed:
+        if self._removed and id(node) in self._removed:
             return
-        key = (self.__class__, node.__class__)
-        method = _METHODS.get(key)
-        if method is None:   # ast.NodeVisitor's lookup, once per node type (it builds the name for every node)
-            method = _METHODS[key] = getattr(key[0], "visit_" + key[1].__name__, key[0].generic_visit)
-        if isinstance(node, ast.stmt):
+        plan = self._dispatch.get(node.__class__)
+        if plan is None:   # ast.NodeVisitor's lookup, once per node type (it builds the name for every node)
+            kind = node.__class__
+            plan = self._dispatch[kind] = (getattr(self.__class__, "visit_" + kind.__name__,
+                                                   self.__class__.generic_visit), issubclass(kind, ast.stmt))
+        method, is_stmt = plan
+        if is_stmt:
             outer, self.stmt = self.stmt, node
             method(self, node)
             self.stmt = outer
@@ -408,14 +412,14 @@ class ScopedWalker(ast.NodeVisitor):
         for field, many in tree_index.node_fields(node.__class__):
             value = getattr(node, field, None)
             if many:
-                for item in value:
-                    if item is not None:     # a hole: a dict's `**x` key, a keyword-only arg's default
+                for item in value:     # None: a hole (a dict's `**x` key); a constant: nothing to visit
+                    if item is not None and item.__class__ is not ast.Constant:
                         self.visit(item)
             elif many is None:               # a field the grammar does not describe: look
                 for item in value if value.__class__ is list else [value]:
                     if isinstance(item, ast.AST):
                         self.visit(item)
-            elif value is not None:
+            elif value is not None and value.__class__ is not ast.Constant:
                 self.visit(value)
 
     def visit_Constant(self, node):   # ast.NodeVisitor's looks for the visit_Num of old Pythons
