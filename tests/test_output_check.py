@@ -78,7 +78,7 @@ class Net(nn.Module):
 if __name__ == "__main__":
     Net()
 '''
-TEXTS = [SHAPES, *(p.read_text() for p in sorted((REPO / "examples" / "tinynets").glob("*.py"))
+TEXTS = [SHAPES, SHAPES.replace("\n", "\r\n"), *(p.read_text() for p in sorted((REPO / "examples" / "tinynets").glob("*.py"))
                    if p.stat().st_size > 1000)]
 JUNK = ["", "x", "pass", "(", ")", ":", "f(x)", "\n", "\n    ", "  ", "\t", "def", "#", "'", '"""', "'''", "\\",
         "\\\n", ",", "else:", "if c:", "if c:\n", "return 1", "\n    y = 2\n", "    def g():\n", "@d\n", "lambda: 0",
@@ -163,3 +163,13 @@ def test_what_the_skeleton_cannot_compile_the_whole_text_decides():
     src.insert(0, "x = 1\n")
     _check_own_output(src.result(), "f.py", src.skeleton(ast.parse(text)))
 
+
+
+def test_an_elif_is_checked_where_its_if_changed():
+    # found by the property: an edit replaced the `if` line; the `elif` after it, untouched, must not be elided
+    src = Source(SHAPES.encode(), "f.py")
+    line = next(k for k, text in enumerate(SHAPES.splitlines(), 1) if text.strip() == "if x is None: return x")
+    src.replace(src.line_start(line), src.line_end(line), "\n    y = 2\n")
+    assert not _parses(src.result())
+    with pytest.raises(TranslateError, match=r"f\.py: recompat produced invalid Python"):
+        _check_own_output(src.result(), "f.py", src.skeleton(ast.parse(SHAPES)))

@@ -180,7 +180,7 @@ class Source:
         """result(), with every statement of `tree` (this text's) that no edit touches written `pass`: where it
         holds (Skeleton.holds), the result parses. A translation touches a fraction of a file; checking its
         skeleton costs a parse of that fraction. An edit touches a statement it overlaps or inserts into; a
-        decorated definition starts at its first decorator."""
+        decorated definition starts at its first decorator; an `elif` is kept (its own parts are not)."""
         edits = sorted(self._edits, key=_ORDER)
         starts = [e.start for e in edits]
         reach = list(itertools.accumulate((max(e.end, e.start + 1) for e in edits), max))   # an insertion: 1 char
@@ -193,7 +193,8 @@ class Source:
                     first = stmt.decorator_list[0].lineno
                     start = self.line_start(first) + len(self.indent(first))   # the `@` opens its line
                 i = bisect.bisect_left(starts, end)
-                if i and reach[i - 1] > start:
+                # an `elif` is no statement of its own: where its `if` changed, it must read on from it
+                if i and reach[i - 1] > start or stmt.__class__ is ast.If and self.text.startswith("elif", start):
                     for inner in _blocks(stmt):
                         walk(inner)
                 else:
@@ -291,7 +292,16 @@ class Skeleton:
             before = self.text[line_starts[line - 1]:at]
             if (line, len(before.encode("utf-8"))) not in found:
                 return False
-            if indent is not None and (before != indent or
-                                       self.text[:line_starts[line - 1]].rstrip("\r\n").endswith("\\")):
+            if indent is not None and (before != indent or _continued(self.text, line_starts[line - 1])):
                 return False
         return True
+
+
+def _continued(text: str, line_start: int) -> bool:
+    """Does the line before the one starting at `line_start` end in a backslash (go on into this one)?"""
+    end = line_start
+    if end and text[end - 1] == "\n":
+        end -= 1
+    if end and text[end - 1] == "\r":    # "\r\n", or an old Mac's "\r"
+        end -= 1
+    return end > 0 and text[end - 1] == "\\"
