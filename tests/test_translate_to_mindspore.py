@@ -455,3 +455,24 @@ def test_a_partial_of_checkpoint_becomes_the_added_function_unless_the_file_has_
     """)
     assert "ckpt = functools.partial(mindspore.recompute, use_reentrant=False, early_stop=False)" in text
     assert "RC123" in codes(result) and [s.status for s in result.sites] == ["partial"]
+
+
+@pytest.mark.parametrize("code, holders, found", [
+    ('"""Saves a checkpoint."""\nimport torch\ny = torch.zeros(2)\n', (), False),
+    ("import torch.utils.checkpoint as cp\ny = cp.checkpoint(f, x)\n", (), True),
+    ("from torch.utils.checkpoint import checkpoint as ck\ny = ck(f, x)\n", (), True),
+    ("from torch.utils.checkpoint import *\nimport torch\n", (), False),      # a star binds nothing named here
+    ("import torch\nself.run_ckpt(block, x)\n", ("run_ckpt",), True),        # a holder another file assigns
+    ("import functools, torch.utils.checkpoint\np = functools.partial(torch.utils.checkpoint.checkpoint)\n", (), True),
+])
+def test_the_walk_is_skipped_only_where_it_can_find_nothing(code, holders, found, monkeypatch):
+    # the index decides before the walk; where it says nothing can be found, the walk finds nothing indeed
+    from recompat import mappings
+    from recompat.translator.source import Source
+    from recompat.translator.torch_to_mindspore import TorchToMindSpore
+
+    src = Source(code.encode(), "m.py")
+    tx = TorchToMindSpore(src, src.parse(), mappings.default(), external_holders=holders)
+    assert tx.may_find_sites() is found
+    monkeypatch.setattr(TorchToMindSpore, "may_find_sites", lambda self: True)
+    assert bool(translate_bytes(code.encode(), "m.py", holders=holders).sites) is found

@@ -8,7 +8,7 @@ import ast
 import re
 from collections import defaultdict
 
-from recompat.translator import names
+from recompat.translator import names, tree_index
 from recompat.translator.source import Source
 
 
@@ -102,7 +102,7 @@ def settle_imports(src: Source, tree: ast.Module, *, modules: set[str], exact: s
     removed_at = None
     if candidates:
         used, import_scope = names.binding_uses(tree, candidates)
-        dotted = {".".join(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+        dotted = {".".join(c) for n in tree_index.index(tree).of(ast.Attribute)
                   for c in [names.attribute_chain(n)] if c} if any(
             isinstance(s, ast.Import) and not a.asname and "." in a.name
             for s in imports for a in s.names) else set()

@@ -11,6 +11,7 @@ Stable order: files are processed and reported in sorted path order whatever ``j
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import errno
 import fnmatch
@@ -203,17 +204,24 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
 _Item = tuple[str, bytes, str, tuple[str, str], tuple[str, ...], frozenset[str], dict[str, dict[str, str]]]
 
 
-def _translate_one(item: _Item) -> FileResult:
-    """One file, with Python's cyclic garbage collector paused: a file's syntax trees are many objects that its
-    collections would traverse again and again (about a third of the run's time on MONAI's networks) and that
-    reference counting frees; the few cycles a file leaves are collected after it, as the collector resumes."""
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector paused: a file's syntax trees are many objects that its collections would
+    traverse again and again (about a third of the run's time on MONAI's networks) and that reference counting
+    frees; the few cycles a file leaves are collected after it, as the collector resumes."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _translate_file(item)
+        yield
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _translate_one(item: _Item) -> FileResult:
+    """One file, with the garbage collector paused."""
+    with _collector_paused():
+        return _translate_file(item)
 
 
 def _translate_file(item: _Item) -> FileResult:
@@ -382,10 +390,10 @@ def _with_tree_facts(todo: list[_Item], others: list[_Entry], jobs: int, results
         try:
             with open(e.abspath, "rb") as f:
                 data = f.read()
-            tree = names.resolve_relative_imports(ast.parse(data), package)
+            with _collector_paused():
+                facts.append(project.module_facts(names.resolve_relative_imports(ast.parse(data), package), module))
         except (OSError, SyntaxError, ValueError):
             continue    # its own result says what is wrong with it, if anything
-        facts.append(project.module_facts(tree, module))
         if facts[-1]["stars"]:
             unread.append((e, data, facts[-1]))
     exports = project.star_exports(facts)

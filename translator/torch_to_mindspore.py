@@ -60,6 +60,12 @@ def _name_prefixes(mappings: Mappings) -> frozenset[str]:
     return frozenset(t.rsplit(".", i)[0] for t in targets for i in range(t.count(".") + 1))
 
 
+@functools.lru_cache(maxsize=None)
+def _api_words(mappings: Mappings) -> frozenset[str]:
+    """The last word of each mapped torch API's name: what a dotted use of one ends in."""
+    return frozenset(t.rsplit(".", 1)[-1] for t in mappings.by_torch_name)
+
+
 def _interesting(tree: ast.Module, mappings: Mappings) -> set[str]:
     """Names some import binds to a checkpoint name or a module on the way to one: only these can resolve to one,
     every other name is passed over without a scope lookup."""
@@ -272,9 +278,23 @@ class TorchToMindSpore(SiteLog):
 
     # -- stage 1 ---------------------------------------------------------------------------
 
+    def may_find_sites(self) -> bool:
+        """Can the walk find anything to translate? What it reports names a mapped API, functools.partial of one
+        or a holder, through a dotted name ending in an API's last word or a holder's name, or through a name an
+        import binds to an API (a name under torch.ops counts only beside a selective-checkpointing API). Names
+        resolve through imports only (names.Scope), so where the file's index shows none of these, the walk finds
+        nothing: most files that merely mention checkpointing."""
+        words = _api_words(self.m) | {h[1:] for h in self.holders if h.startswith(".")}
+        bound = {name for stmt in names.imports(self.tree)
+                 for name, qual, _ in [*names.import_bindings(stmt), *names.star_bindings(stmt)] if qual in self.apis}
+        index = tree_index.index(self.tree)
+        return any(n.attr in words for n in index.of(ast.Attribute)) or any(
+            n.id in bound or n.id in self.holders for n in index.of(ast.Name))
+
     def run(self) -> list[Site]:
         walker = _Walker(self)
-        walker.visit(self.tree)
+        if self.may_find_sites():
+            walker.visit(self.tree)
         for ev in self.events:
             chain = names.attribute_chain(ev.api_node) if ev.entry is not None else None
             if chain:
