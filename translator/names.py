@@ -96,7 +96,7 @@ def resolve_relative_imports(tree: ast.Module, package: str | None) -> ast.Modul
     if package:
         parts = package.split(".")
         for node in tree_index.index(tree).of(ast.ImportFrom):   # every pass asks the index: built now, once
-            if isinstance(node, ast.ImportFrom) and node.level and node.level <= len(parts):
+            if node.level and node.level <= len(parts):
                 base = parts[:len(parts) - node.level + 1]
                 node.resolved_module = ".".join([*base, *([node.module] if node.module else [])])
     return tree
@@ -374,8 +374,9 @@ def string_annotation_names(tree: ast.Module) -> set[str]:
     return found
 
 
-# (walker class, node class) -> its visit method: kept apart from the walkers, whose bound methods would make cycles
-_DISPATCH: dict[type, dict[type, tuple[Callable, bool]]] = {}   # walker class -> node class -> (method, a stmt?)
+# walker class -> node class -> (its visit function, is the node a statement): plain functions, kept apart from the
+# walkers, whose bound methods would make cycles
+_DISPATCH: dict[type, dict[type, tuple[Callable, bool]]] = {}
 
 
 class ScopedWalker(ast.NodeVisitor):
