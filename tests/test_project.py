@@ -64,11 +64,17 @@ def write(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_text(textwrap.dedent(text), encoding="utf-8")
 
 
-def test_a_class_deriving_from_another_files_model_is_a_model(tmp_path):
+def translated_in_place(tmp_path: Path, files: dict[str, str]):
+    """The package `files` written to tmp_path/pkg and translated there to MindSpore (--scope model): (its folder,
+    the report)."""
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    write(pkg, TORCH_PACKAGE)
-    report = run(Options(paths=[str(pkg)], to="mindspore", scope="model", in_place=True, quiet=True))
+    write(pkg, files)
+    return pkg, run(Options(paths=[str(pkg)], to="mindspore", scope="model", in_place=True, quiet=True))
+
+
+def test_a_class_deriving_from_another_files_model_is_a_model(tmp_path):
+    pkg, report = translated_in_place(tmp_path, TORCH_PACKAGE)
     assert report.summary.files_failed == 0
     out = (pkg / "classifier.py").read_text()
     for cls in ("Classifier", "Critic", "Wrapped"):
@@ -302,10 +308,7 @@ def test_names_read_through_a_star_import_keep_their_meaning(tmp_path):
     MindSpore's, or drops them. So where they are read they are translated, a name left as torch code is imported
     there itself, a class deriving from a star-imported model is a model, and a file that uses the names without
     spelling `torch` is translated too."""
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    write(pkg, STAR_PACKAGE)
-    report = run(Options(paths=[str(pkg)], to="mindspore", scope="model", in_place=True, quiet=True))
+    pkg, report = translated_in_place(tmp_path, STAR_PACKAGE)
     assert report.summary.files_failed == 0
     create = (pkg / "create.py").read_text()
     header, body = create.split("\n\n\n", 1)
@@ -321,10 +324,7 @@ def test_a_star_imported_package_imports_with_each_name_from_its_framework(tmp_p
     import subprocess
     import sys
 
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    write(pkg, STAR_PACKAGE)
-    run(Options(paths=[str(pkg)], to="mindspore", scope="model", in_place=True, quiet=True))
+    pkg, _ = translated_in_place(tmp_path, STAR_PACKAGE)
     probe = ("import mindspore, torch\nfrom pkg import create, heads\n"
              "assert create.LAYERS['selu'] is torch.nn.SELU\n"
              "assert issubclass(create.LAYERS['relu'], mindspore.nn.Cell)\n"

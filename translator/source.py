@@ -236,19 +236,24 @@ class Source:
 
 def _apply(text: str, edits: list[Edit], shift: int, track: list[Edit] | None = None):
     """`text` with the edits applied; with `track`, also where each of those edits' text starts in it."""
-    pieces, pos, size, where = [], 0, 0, {}
-    for e in sorted(edits, key=_ORDER):
+    ordered = sorted(edits, key=_ORDER)
+    pieces, pos = [], 0   # the text kept before each edit, then the edit's text; last, the rest
+    for e in ordered:
         start, end = e.start - shift, e.end - shift
         if start < pos:
             raise AssertionError(f"overlapping edits at offset {e.start}: {e.text!r}")  # a translator bug
-        size += start - pos
-        where[id(e)] = size
-        size += len(e.text)
         pieces += [text[pos:start], e.text]
         pos = end
     pieces.append(text[pos:])
     out = "".join(pieces)
-    return out if track is None else (out, [where[id(e)] for e in track])
+    if track is None:
+        return out
+    starts, size = {}, 0
+    for kept, e in zip(pieces[0::2], ordered):
+        size += len(kept)
+        starts[id(e)] = size
+        size += len(e.text)
+    return out, [starts[id(e)] for e in track]
 
 
 def _blocks(stmt: ast.stmt):

@@ -221,7 +221,7 @@ class TorchToMindSpore(SiteLog):
         self.support: dict[str, str] = {}     # name -> code of each function the translation adds (support code)
         # Only names that some import binds to a mapped API (or a module on the way to one) can
         # resolve to one: every other name is passed over without a scope lookup.
-        self.leaves = {t.rsplit(".", 1)[-1] for t in {*self.apis, PARTIAL}}
+        self.leaves = _api_words(mappings) | {PARTIAL.rsplit(".", 1)[-1]}
         self.interesting = _interesting(tree, mappings)
         self.module_scope = module_scope = names.build_scope(tree, None)
         self.ms = next((n for n, q in module_scope.imports.items() if q == "mindspore"
