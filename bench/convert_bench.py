@@ -187,7 +187,7 @@ def show(title: str, runs: list[tuple[str, float, object]], top: int,
     for res in failed:
         print(f"  failed: {res.error}")
     ranked = sorted(manual.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
-    if ranked:
+    if ranked and top > 0:
         shown = ranked[:top]
         print(f"top {len(shown)} manual APIs of {len(ranked)} (occurrences, the code that kept them):")
         width = max(len(api) for api, _ in shown)

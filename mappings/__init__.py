@@ -214,10 +214,16 @@ class Framework:
     def containers(self) -> frozenset[str]:
         return self.sequences | self.mappings
 
+    @functools.cached_property
+    def _reexporting(self) -> tuple[str, ...]:
+        return tuple(package + "." for package, _ in self.reexports)
+
     def public_name(self, qual: str) -> str:
         """A name under a re-exporting package read as the public one of the same last name
         (torch.nn.modules.activation.ReLU -> torch.nn.ReLU, mindspore.common.dtype.float32 -> mindspore.float32);
         any other name as it is."""
+        if not qual.startswith(self._reexporting):   # most names: one test, not one per package
+            return qual
         for package, public in self.reexports:
             if qual.startswith(package + "."):
                 return f"{public}.{qual.rsplit('.', 1)[1]}"

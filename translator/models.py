@@ -302,9 +302,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self._seen.add(id(func))      # a call, not a reference
         else:
             self.visit(func)
-        for child in [*node.args, *(k.value for k in node.keywords)]:
-            self._library_string(child)
-            self.visit(child)             # inner calls first: the outer call renders their edits
+        for child in node.args:           # inner calls first: the outer call renders their edits
+            self._argument(child)
+        for k in node.keywords:
+            self._argument(k.value)
         if self.ours(qual):
             entry = self.table.get(qual)
             handler = RULES.handler(entry.rule, "call") if entry else None
@@ -370,9 +371,15 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.src.replace_node(node, re.sub(rf"^from\s+{dotted}", f"from {other}", self.src.segment(node), count=1))
         self.diag(site, "RC318", source=node.module, target=other, how="import", what=pair.what["en"])
 
-    def _library_string(self, node: ast.AST) -> None:
+    def _argument(self, node: ast.AST) -> None:
+        if node.__class__ is ast.Constant:
+            self._library_string(node)
+        else:
+            self.visit(node)
+
+    def _library_string(self, node: ast.Constant) -> None:
         """A call's argument that is exactly a library module's name: a dynamic import of it."""
-        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        if not isinstance(node.value, str):
             return
         pair, missing = self._library_pair(node.value, set())
         if pair is None:
