@@ -127,7 +127,14 @@ class Entry:
 
     def names(self, side: str) -> tuple[str, ...]:
         """Every qualified name under which `side` ("torch" or "mindspore") exposes this API."""
-        return (getattr(self, side)["api"], *getattr(self, side).get("aliases", ()))
+        found = self._names.get(side)
+        if found is None:
+            found = self._names[side] = (getattr(self, side)["api"], *getattr(self, side).get("aliases", ()))
+        return found
+
+    @functools.cached_property
+    def _names(self) -> dict[str, tuple[str, ...]]:   # side -> names(side), as asked
+        return {}
 
     def translates_from(self, side: str) -> bool:
         return self.source in (side, "both")
@@ -135,8 +142,15 @@ class Entry:
     def param(self, name: str, side: str | None = None) -> Param | None:
         """The param for a parameter of `side` (default: the source side; source: both entries must name one).
         The first row naming it wins (MindSpore's Dropout keep_prob and p both pair with torch's p)."""
-        side = side or self.source
-        return next((p for p in self.params if getattr(p, side) == name), None)
+        return self._params_named[side or self.source].get(name)
+
+    @functools.cached_property
+    def _params_named(self) -> dict[str, dict[str, Param]]:
+        named: dict[str, dict[str, Param]] = {"torch": {}, "mindspore": {}}
+        for p in self.params:   # the first row naming one wins
+            for side, of_side in named.items():
+                of_side.setdefault(getattr(p, side), p)
+        return named
 
     def keyword(self, name: str, side: str) -> str:
         """The parameter a keyword of `side` names: itself, or the one it is an older name of (`axis` -> `dim`)."""
@@ -350,7 +364,14 @@ class Mappings:
 
     def loop_method(self, side: str, attribute: str) -> ReportedApi | None:
         """training.yaml's loop method of `side` named `attribute` (matched on any object); None if none."""
-        return next((r for r in self.loop if r.framework == side and r.api.rsplit(".", 1)[1] == attribute), None)
+        return self._loop_methods.get((side, attribute))
+
+    @functools.cached_property
+    def _loop_methods(self) -> dict[tuple[str, str], ReportedApi]:
+        found: dict[tuple[str, str], ReportedApi] = {}
+        for r in self.loop:   # the first one listed wins
+            found.setdefault((r.framework, r.api.rsplit(".", 1)[1]), r)
+        return found
 
     def reported_method(self, side: str, attribute: str) -> ReportedApi | None:
         """The reported method of `side` named `attribute` (matched on any object); None if none."""

@@ -410,18 +410,22 @@ class ScopedWalker(ast.NodeVisitor):
             method(self, node)
 
     def generic_visit(self, node):
+        dispatch, visit, removed = self._dispatch, self.visit, self._removed
         for field, many in tree_index.node_fields(node.__class__):
             value = getattr(node, field, None)
-            if many:
-                for item in value:     # None: a hole (a dict's `**x` key); a constant: nothing to visit
-                    if item is not None and item.__class__ is not ast.Constant:
-                        self.visit(item)
-            elif many is None:               # a field the grammar does not describe: look
+            if many is None:               # a field the grammar does not describe: look
                 for item in value if value.__class__ is list else [value]:
                     if isinstance(item, ast.AST):
-                        self.visit(item)
-            elif value is not None and value.__class__ is not ast.Constant:
-                self.visit(value)
+                        visit(item)
+                continue
+            for item in value if many else (value,):
+                # None: a hole (a dict's `**x` key); a constant: nothing to visit
+                if item is not None and item.__class__ is not ast.Constant:
+                    plan = dispatch.get(item.__class__)
+                    if plan is None or plan[1] or (removed and id(item) in removed):
+                        visit(item)
+                    else:        # an expression (most of the walk): visit()'s work, less a call
+                        plan[0](self, item)
 
     def visit_Constant(self, node):   # ast.NodeVisitor's looks for the visit_Num of old Pythons
         pass
