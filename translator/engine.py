@@ -15,6 +15,7 @@ import contextlib
 import difflib
 import errno
 import fnmatch
+import functools
 import gc
 import io
 import json
@@ -265,7 +266,11 @@ def _classes(path: str, package: str | None) -> project.Tree | None:
 def _package_of(path: str) -> str | None:
     """The dotted package a file is in, from the folders above it that hold an __init__.py (relative imports
     resolve against it); None for a file outside any package."""
-    folder = os.path.dirname(os.path.abspath(path))
+    return _package_at(os.path.dirname(os.path.abspath(path)))
+
+
+@functools.lru_cache(maxsize=None)   # a folder's files ask in turn; emptied when a run starts
+def _package_at(folder: str) -> str | None:
     parts = []
     while os.path.isfile(os.path.join(folder, "__init__.py")):
         folder, name = os.path.split(folder)
@@ -565,6 +570,7 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     stderr = sys.stderr if stderr is None else stderr
     validate(opts)
     _TREES.clear()   # a run reads the files as they are now
+    _package_at.cache_clear()
     start = time.perf_counter()
     jobs = opts.jobs or os.cpu_count() or 1
 
