@@ -216,8 +216,9 @@ def _translate_parser(sub) -> argparse.ArgumentParser:
                    help="checkpoint: rewrite the checkpoint/recompute sites only; model: whole model files, the core "
                         "nn API set too (Module/Cell, layers, functions, tensor methods; see docs/), with a "
                         "manual diagnostic for every API outside it (default: %(default)s)")
-    t.add_argument("-j", "--jobs", type=_jobs, default=1, metavar="N",
-                   help="translate in N processes; 0: one per CPU (default: 1)")
+    t.add_argument("-j", "--jobs", type=_jobs, default=0, metavar="N",
+                   help="translate in N processes; 0: one per CPU, where the tree is large enough to gain "
+                        "(about 128 KB of source per process; a small tree stays in one) (default: 0)")
     t.add_argument("-q", "--quiet", action="store_true",
                    help="no per-site lines; errors and the summary are still printed")
     t.add_argument("--json", dest="json_path", metavar="FILE",

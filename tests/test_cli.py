@@ -417,6 +417,39 @@ def test_jobs_2_gives_the_same_result_as_jobs_1(tmp_path, capsys):
     assert results["0"] == results["1"]
 
 
+def test_the_default_uses_the_cpus_on_a_large_tree_only(tmp_path, capsys, monkeypatch):
+    """`translate` without -j: a small tree is translated in this process (no worker to start); a large one in
+    one worker per CPU, with what one process gives."""
+    import concurrent.futures
+
+    pools = []
+
+    class Counted(concurrent.futures.ProcessPoolExecutor):
+        def __init__(self, max_workers=None, **kw):
+            pools.append(max_workers)
+            super().__init__(max_workers=max_workers, **kw)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(engine, "cpus", lambda: 2)
+    small = make_tree(tmp_path / "small")
+    assert run(capsys, "translate", small, "--check", "-q")[0] == 1
+    assert pools == [], "a small tree starts no worker"
+
+    large = tmp_path / "large"
+    for i in range(24):   # some 350 KB: room for both CPUs
+        write = large / "pkg" / f"m{i:02d}.py"
+        write.parent.mkdir(parents=True, exist_ok=True)
+        write.write_text(MODEL + "".join(f"\n\ndef pad{k}(x):\n    return x + {k}\n" for k in range(400)))
+    (large / "pkg" / "__init__.py").write_text("")
+    outputs = {}
+    for jobs in (["-j", "1"], []):
+        dest = tmp_path / f"out{len(jobs)}"
+        assert run(capsys, "translate", large, "-o", dest, "-q", *jobs)[0] == 0
+        outputs[len(jobs)] = {p.relative_to(dest): p.read_bytes() for p in dest.rglob("*.py")}
+    assert pools == [2], "the default ran the large tree in one worker per CPU"
+    assert outputs[0] == outputs[2] and len(outputs[0]) == 25
+
+
 BASE = """\
 from functools import partial
 

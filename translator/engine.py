@@ -40,9 +40,12 @@ from recompat.translator.results import STATUSES, FileResult, TranslateError
 SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox"})
 
 # Work sent to worker processes (-j N): at most _MAX_CHUNK files per task, about
-# _TASKS_PER_WORKER tasks per worker.
+# _TASKS_PER_WORKER tasks per worker. With -j 0, one worker per CPU, but no more than the source has
+# _BYTES_PER_WORKER: a worker starts in about 20 ms, the time of translating some 40 KB, so a small tree stays in
+# one process.
 _MAX_CHUNK = 64
 _TASKS_PER_WORKER = 8
+_BYTES_PER_WORKER = 128 * 1024
 
 
 class UsageError(Exception):
@@ -60,7 +63,7 @@ class Options:
     diff: bool = False             # unified diff to stdout (may go with output, as the demo does)
     check: bool = False
     json_path: str | None = None   # "-" for stdout
-    jobs: int = 1                  # 0: os.cpu_count()
+    jobs: int = 1                  # 0: one per CPU, on a tree large enough to gain (_results)
     exclude: list[str] = field(default_factory=list)
     quiet: bool = False
 
@@ -288,7 +291,9 @@ def _results(items: list[_Item], jobs: int,
              done: Callable[[int], None] = lambda k: None) -> Iterator[FileResult]:
     """translate_bytes over ``items``, yielded in their order; ``done(k)`` as item k is finished
     (in the order the work finishes, which with jobs > 1 is not the items' order)."""
-    if jobs <= 1 or len(items) <= 1:
+    total = sum(len(i[1]) for i in items)
+    workers = min(jobs or min(cpus(), total // _BYTES_PER_WORKER), len(items))
+    if workers <= 1:
         for k, i in enumerate(items):
             r = _translate_one(i)
             done(k)
@@ -296,12 +301,10 @@ def _results(items: list[_Item], jobs: int,
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    workers = min(jobs, len(items))
     # Chunks: several files per task so that IPC and scheduling do not dominate, and about
     # _TASKS_PER_WORKER tasks per worker so that the work spreads. Files go out largest first
     # (translation time grows with size; one big file sent last would leave the others idle),
     # and come back in the items' order.
-    total = sum(len(i[1]) for i in items)
     budget = max(1, total // (workers * _TASKS_PER_WORKER))
     chunks: list[list[int]] = []
     size = budget
@@ -559,6 +562,14 @@ class _Out:
             self.bar.close()
 
 
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity, which a container or `taskset` narrows), else all."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:   # not on Linux
+        return os.cpu_count() or 1
+
+
 def _fmt_error(path: str, message: str) -> str:
     return f"recompat: error: {message}" if message.startswith(path) else f"recompat: error: {path}: {message}"
 
@@ -572,7 +583,7 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     _TREES.clear()   # a run reads the files as they are now
     _package_at.cache_clear()
     start = time.perf_counter()
-    jobs = opts.jobs or os.cpu_count() or 1
+    jobs = opts.jobs   # 0: as many as the CPUs and the work allow (_results)
 
     summary = Summary()
     failed: list[FileResult] = []

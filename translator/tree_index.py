@@ -31,7 +31,7 @@ BINDERS = (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.FunctionDef
 
 class TreeIndex:
     def __init__(self, tree: ast.AST):
-        found: dict[type, list] = {}   # type -> [node, its place in the walk, node, place, ...]
+        found: dict[type, list] = defaultdict(list)   # type -> [node, its place in the walk, node, place, ...]
         spans: dict[int, tuple[int, int]] = {}             # id(def, lambda or class) -> its subtree's places
         bindings: dict[int, list[ast.AST]] = defaultdict(list)
         # (node, the node of the scope it binds in, or None: none) -- or (_END, a subtree that ends here)
@@ -50,9 +50,7 @@ class TreeIndex:
                     continue
                 plan = _plan(kind)
             fields, binder, owners = plan
-            places = found.get(kind)
-            if places is None:
-                places = found[kind] = []
+            places = found[kind]
             places.append(node)
             places.append(n)
             n += 1
