@@ -90,6 +90,7 @@ Row statistics
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import math
@@ -714,6 +715,28 @@ def dropout_row(tape) -> list[CompareRow]:
                        within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]
 
 
+def draw_row(tape) -> list[CompareRow]:
+    """compare(dropout="replay"): a row (kind "draws") saying how many of torch's random draws (torch.rand, ...)
+    MindSpore's forward took; fewer than torch drew fails (a draw the port lost). None when torch drew nothing."""
+    if tape is None or not tape.values:
+        return []
+    drawn, taken = len(tape.values), tape.taken.get("MindSpore", 0)
+    apis = ", ".join(f"{api} x{n}" for api, n in sorted(collections.Counter(tape.apis).items()))
+    redrawn = tape.redrawn.get("MindSpore", 0)
+    passed = taken == drawn and not redrawn
+    message = (f"torch drew {drawn} time{'s' if drawn != 1 else ''} ({apis}); MindSpore's forward took {taken}, the "
+               "same values in the same order")
+    if taken != drawn:
+        message += ": a draw the port lost (or one it makes otherwise than through the mapped functions)"
+    if redrawn:
+        message += (f"; MindSpore's recomputation drew {redrawn} new value{'s' if redrawn != 1 else ''} where "
+                    "torch recomputes with the forward's (it restores its generator): the gradients are of another "
+                    "sample")
+    return [CompareRow(name="random draws", kind="draws", expected_shape=None, actual_shape=None,
+                       expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
+                       within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]
+
+
 def kink_row(branches) -> list[CompareRow]:
     """The decisions at kinks (a ReLU input's side of 0, a ReLU6's segment, a max-pool's pick) the two float32
     runs took otherwise than float64 (compat.kink_replay): a row of kind "kink" where any did, or where MindSpore's
@@ -1059,8 +1082,9 @@ def compare(
     lost computes the same numbers and saves nothing. Meant for a torch model that checkpoints.
 
     ``dropout``: "replay" (the default; PyNative) hands the masks torch's dropout draws to MindSpore's and to the
-    float64 reference (compat.dropout_replay), so a pair with active dropout is judged like any other, and a row
-    of kind "dropout" counts the masks; "own": each framework draws its own (they differ).
+    float64 reference (compat.dropout_replay), and so the values its forward draws itself (torch.rand, randn_like:
+    compat.draw_replay), so a pair with active dropout or a sampling forward is judged like any other; rows of
+    kinds "dropout" and "draws" count them; "own": each framework draws its own (they differ).
 
     ``kinks`` (the default; PyNative): where one side's float32 decides a kink otherwise than float64 within
     round-off (a ReLU input near 0, a max-pool near-tie), that side is judged against a float64 run along its own
@@ -1093,7 +1117,7 @@ def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None
     report = compare_results(expected, actual, rtol=rtol, atol=atol, equal_nan=equal_nan, reference=ref,
                              actual_reference=runs.actual_reference, probes=runs.probes)
     report.rows[:0] = [*transfer_rows(transfer, strict, deliberate), *runs.weights]
-    report.rows += dropout_row(runs.tapes.masks)
+    report.rows += dropout_row(runs.tapes.masks) + draw_row(runs.tapes.draws)
     if report.meta.get("reference", {}).get("framework"):   # the round-off rule judged: the branches it took
         report.rows += kink_row(runs.tapes.branches)
     if runs.kept is not None:

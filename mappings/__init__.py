@@ -90,7 +90,7 @@ class Entry:
     tensors: tuple[TensorPair, ...] | None = None   # a layer pair: its parameters and buffers (None: not a layer)
     attributes: tuple[TensorPair, ...] = ()   # a layer pair's other attributes kept under other names, or not
     in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
-    draws: bool = False               # random values: its example is draw(), proven by the distribution
+    draws: str | None = None          # the distribution it draws from: its example is draw(), proven by it
     table_row: str | None = None      # made from the mapping table's verified row (table_entries): its evidence
 
     @property

@@ -63,7 +63,7 @@ NETWORKS = {
     "GlobalNet": ("GlobalNet", dict(image_size=(16, 16), spatial_dims=2, in_channels=1, num_channel_initial=4,
                                     depth=2), (2, 1, 16, 16)),
     "EfficientNetBN": ("EfficientNetBN", dict(model_name="efficientnet-b0", pretrained=False, spatial_dims=2,
-                                              in_channels=1, num_classes=2), (2, 1, 32, 32)),
+                                              in_channels=1, num_classes=2), (4, 1, 64, 64)),
     "VNet": ("VNet", dict(spatial_dims=2, in_channels=1, out_channels=2), (2, 1, 32, 32)),
     "ViTAutoEnc": ("ViTAutoEnc", dict(in_channels=1, img_size=(16, 16), patch_size=(4, 4), hidden_size=32,
                                       mlp_dim=64, num_layers=2, num_heads=4, spatial_dims=2), (2, 1, 16, 16)),

@@ -31,15 +31,9 @@ pytestmark = pytest.mark.skipif(SPEC is None, reason="MONAI is not installed (pi
 
 # what stops each network that does not agree yet (the next entries to add); strict: one that starts to agree fails
 NOT_YET = {
-    "EfficientNetBN-train": "drop connect draws its mask with torch.rand: translated (ops.rand, proven by its "
-                            "distribution), but each framework draws other values and compare() replays dropout "
-                            "masks only",
     "VNet-train": "MONAI's VNet builds 3-D channel dropout whatever spatial_dims is (dropout_dim is not passed on): "
                   "torch reads a 4-D input to Dropout3d as one sample without a batch axis, MindSpore's Dropout3d "
                   "refuses rank 4 (mappings/nn_layers.yaml dropout3d)",
-    "SegResNetVAE-train": "its VAE draws its sample with torch.randn_like, which compare() cannot replay",
-    "AutoencoderKL": "it draws its latent sample with torch.randn_like in both modes, which compare() cannot replay "
-                     "(the latent's mean and sigma agree)",
 }
 NETWORKS = list(_networks_script.NETWORKS)       # the configurations live in monai_networks.py
 
@@ -209,7 +203,7 @@ GRAPH_NOT_YET = {
     "GlobalNet": "an import statement inside a method its construct calls",
     "LocalNet": "its upsampling splits a tensor with SplitTensor, which has no CPU kernel when compiled",
     "VNet": "3-D channel dropout on a 4-D input (as in PyNative, NOT_YET)",
-    "SegResNetVAE": "it reads self.vae_fc1.in_features, a torch Linear's attribute (as in PyNative, NOT_YET)",
+    "SegResNetVAE": "GRAPH mode runs part of its construct as Python (a PyExecute node)",
 }
 
 
