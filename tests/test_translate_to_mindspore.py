@@ -292,6 +292,36 @@ def test_a_reentrant_mark_keeps_dropout_cells_but_not_dropout_functions(dropout,
     assert [s.status for s in result.sites] == ["partial" if noted else "converted"]
 
 
+@pytest.mark.parametrize("draw, noted", [("torch.randn_like(mu)", "torch.randn_like"),
+                                         ("randn(4, 8)", "torch.randn"),            # from torch import randn
+                                         ("np.random.rand(4, 8)", None), ("mu * 0", None)])
+def test_a_file_that_draws_random_values_is_told_that_mindspores_recompute_draws_new_ones(draw, noted):
+    """MindSpore's recompute draws new values where torch's checkpoint redraws the forward's
+    (tests/test_draw_replay.py measures it): every checkpoint site of a file that draws says so (RC151, partial),
+    naming what it draws; a NumPy draw or none at all is no such call."""
+    _, result = translate(f"""
+        import numpy as np
+        import torch
+        from torch import randn
+        from torch.utils.checkpoint import checkpoint
+
+
+        def sample(mu):
+            return mu + {draw}
+
+
+        def f(mu):
+            return checkpoint(sample, mu, use_reentrant=False)
+    """)
+    notes = [d for s in result.sites for d in s.diagnostics if d.code == "RC151"]
+    if noted is None:
+        assert not notes and [s.status for s in result.sites] == ["converted"]
+    else:
+        assert [s.status for s in result.sites] == ["partial"] and len(notes) == 1
+        assert f"this file draws random values ({noted}): MindSpore 2.10 (PyNative) draws new ones" in \
+            notes[0].message
+
+
 def test_cell_style_names_every_keyword_the_mark_stands_for():
     text, result = translate("""
         from torch.utils.checkpoint import checkpoint

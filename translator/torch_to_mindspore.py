@@ -465,9 +465,25 @@ class TorchToMindSpore(SiteLog):
 
     def _dropout_note(self, site: Site, reentrant_mark: bool = False) -> None:
         """RC150 where the recompute draws new dropout masks: every form, except a Cell marked with
-        reentrant recompute() whose dropout is all Cells (nn.Dropout), not functions (ops.dropout)."""
+        reentrant recompute() whose dropout is all Cells (nn.Dropout), not functions (ops.dropout). RC151 where
+        the file draws random values itself: every form draws new ones (docs/behaviours.md)."""
         if self.uses_dropout and (not reentrant_mark or self._functional_dropout):
             self.diag(site, "RC150")
+        if self._draws:
+            self.diag(site, "RC151", apis=", ".join(self._draws))
+
+    @functools.cached_property
+    def _draws(self) -> list[str]:
+        """The functions that draw random values (the entries with `draws`) the file calls, by torch's names."""
+        drawing = {name for e in self.m.entries if e.draws for name in e.names("torch")}
+        scope = names.build_scope(self.tree, None)
+        found = set()
+        for call in tree_index.index(self.tree).of(ast.Call):
+            chain = names.attribute_chain(call.func)
+            root = scope.qualname(chain[0]) if chain else None
+            if root and (qual := ".".join([root, *chain[1:]])) in drawing:
+                found.add(qual)
+        return sorted(found)
 
     @functools.cached_property
     def _functional_dropout(self) -> bool:
