@@ -178,6 +178,13 @@ class CompareRow:
     # mean of (actual - expected) over the finite places: a constant offset shows here, not in the largest error
     mean_err: float | None = None
 
+    @classmethod
+    def verdict(cls, name: str, kind: str, passed: bool, message: str) -> "CompareRow":
+        """A row that judges no tensor (a layer setting, the memory saved, the masks and draws replayed)."""
+        return cls(name=name, kind=kind, expected_shape=None, actual_shape=None, expected_dtype=None,
+                   actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None, within=None, rtol=0.0,
+                   atol=0.0, passed=passed, message=message)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         for k in ("expected_shape", "actual_shape"):
@@ -613,9 +620,7 @@ def transfer_rows(transfer, strict: bool = True, deliberate: Mapping[str, str] |
     deliberate = dict(deliberate or {})
 
     def row(name: str, passed: bool, message: str) -> CompareRow:
-        return CompareRow(name=name, kind="setting", expected_shape=None, actual_shape=None, expected_dtype=None,
-                          actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None, within=None,
-                          rtol=0.0, atol=0.0, passed=passed, message=message)
+        return CompareRow.verdict(name, "setting", passed, message)
 
     rows, seen = [], set()
     for s in getattr(transfer, "settings", None) or ():
@@ -681,9 +686,7 @@ def memory_row(torch_bytes: int, ms_bytes: int, torch_plain: int | None = None,
     if not passed:
         message += (": MindSpore saves less memory than torch — a recompute mark lost in the port (or on a cell "
                     "that is never called) keeps what no recompute keeps; mark every region torch checkpoints")
-    return CompareRow(name="bytes kept for backward", kind="memory", expected_shape=None, actual_shape=None,
-                      expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None,
-                      cosine=None, within=None, rtol=0.0, atol=0.0, passed=passed, message=message)
+    return CompareRow.verdict("bytes kept for backward", "memory", passed, message)
 
 
 def dropout_row(tape) -> list[CompareRow]:
@@ -710,9 +713,7 @@ def dropout_row(tape) -> list[CompareRow]:
         message += (f"; not replayed: {', '.join(sorted(set(tape.unreplayed)))} (alpha dropout, or channel "
                     "dropout on an input without a batch axis: each framework draws its own masks, so the values "
                     "differ — compare this pair in evaluation mode)")
-    return [CompareRow(name="dropout masks", kind="dropout", expected_shape=None, actual_shape=None,
-                       expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
-                       within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]
+    return [CompareRow.verdict("dropout masks", "dropout", passed, message)]
 
 
 def draw_row(tape) -> list[CompareRow]:
@@ -732,9 +733,7 @@ def draw_row(tape) -> list[CompareRow]:
         message += (f"; MindSpore's recomputation drew {redrawn} new value{'s' if redrawn != 1 else ''} where "
                     "torch recomputes with the forward's (it restores its generator): the gradients are of another "
                     "sample")
-    return [CompareRow(name="random draws", kind="draws", expected_shape=None, actual_shape=None,
-                       expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
-                       within=None, rtol=0.0, atol=0.0, passed=passed, message=message)]
+    return [CompareRow.verdict("random draws", "draws", passed, message)]
 
 
 def kink_row(branches) -> list[CompareRow]:
@@ -761,10 +760,8 @@ def kink_row(branches) -> list[CompareRow]:
                      + ": its input there differs from torch's, or the op does (a ReLU's threshold, a pooling "
                        "window)")
     parts += unreplayed
-    return [CompareRow(name=f"kinks ({', '.join(kink_replay.KINDS)})", kind="kink", expected_shape=None,
-                       actual_shape=None,
-                       expected_dtype=None, actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None,
-                       within=None, rtol=0.0, atol=0.0, passed=not branches.beyond, message="; ".join(parts))]
+    return [CompareRow.verdict(f"kinks ({', '.join(kink_replay.KINDS)})", "kink", not branches.beyond,
+                               "; ".join(parts))]
 
 
 def _unpaired_by_design(report: CompareReport, transfer) -> None:
@@ -1132,11 +1129,9 @@ def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None
         report.meta["reference"]["probe_skipped"] = runs.no_probe
     if not expected.names("output") and not actual.names("output"):
         # No output tensor: no cotangent, so every gradient is a zero fill and would agree -- a pass proving nothing.
-        report.rows.insert(0, CompareRow(
-            name="output", kind="output", expected_shape=None, actual_shape=None, expected_dtype=None,
-            actual_dtype=None, max_abs_err=None, max_rel_err=None, cosine=None, within=None, rtol=0.0, atol=0.0,
-            passed=False, message="neither model returned a tensor (None, numbers or strings only), so there is "
-                                  "nothing to compare and no gradient flowed — return the output tensors"))
+        report.rows.insert(0, CompareRow.verdict(
+            "output", "output", False, "neither model returned a tensor (None, numbers or strings only), so there is "
+                                       "nothing to compare and no gradient flowed — return the output tensors"))
     report.meta.update({
         "transfer": {
             "name_map": name_map,
