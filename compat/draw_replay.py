@@ -48,18 +48,12 @@ class DrawTape:
     redrawn: dict[str, int] = field(default_factory=dict)      # side -> recomputations with a new draw
 
 
-@functools.lru_cache(maxsize=None)
 def drawing_functions() -> dict[str, dict[str, str]]:
-    """Side ("torch", "mindspore") -> {the dotted name of each function the mappings mark as drawing: the
-    distribution it draws from}."""
+    """Side -> {the dotted name of each function the mappings mark as drawing: its distribution}
+    (Mappings.drawing)."""
     from recompat import mappings
 
-    found: dict[str, dict[str, str]] = {"torch": {}, "mindspore": {}}
-    for entry in mappings.default().entries:
-        if entry.draws:
-            for side, names in found.items():
-                names.update(dict.fromkeys(entry.names(side), entry.draws))
-    return found
+    return mappings.default().drawing
 
 
 @contextlib.contextmanager

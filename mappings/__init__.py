@@ -238,8 +238,8 @@ class Framework:
         any other name as it is."""
         if not qual.startswith(self._reexporting):   # most names: one test, not one per package
             return qual
-        for package, public in self.reexports:
-            if qual.startswith(package + "."):
+        for prefix, (_, public) in zip(self._reexporting, self.reexports):
+            if qual.startswith(prefix):
                 return f"{public}.{qual.rsplit('.', 1)[1]}"
         return qual
 
@@ -361,6 +361,17 @@ class Mappings:
         parts = qualname.split(".")
         names = self._reported_names[side]
         return next((names[p] for p in (".".join(parts[:k]) for k in range(len(parts), 0, -1)) if p in names), None)
+
+    @functools.cached_property
+    def drawing(self) -> dict[str, dict[str, str]]:
+        """Side ("torch", "mindspore") -> {each name of an entry that draws random values: the distribution it
+        draws from} (the entries' `draws`)."""
+        found: dict[str, dict[str, str]] = {"torch": {}, "mindspore": {}}
+        for entry in self.entries:
+            if entry.draws:
+                for side, names in found.items():
+                    names.update(dict.fromkeys(entry.names(side), entry.draws))
+        return found
 
     def loop_method(self, side: str, attribute: str) -> ReportedApi | None:
         """training.yaml's loop method of `side` named `attribute` (matched on any object); None if none."""

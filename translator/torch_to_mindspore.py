@@ -475,7 +475,7 @@ class TorchToMindSpore(SiteLog):
     @functools.cached_property
     def _draws(self) -> list[str]:
         """The functions that draw random values (the entries with `draws`) the file calls, by torch's names."""
-        drawing = {name for e in self.m.entries if e.draws for name in e.names("torch")}
+        drawing = self.m.drawing["torch"]
         scope = names.build_scope(self.tree, None)
         found = set()
         for call in tree_index.index(self.tree).of(ast.Call):
