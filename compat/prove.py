@@ -338,6 +338,10 @@ def run(entry_ids=None, check: bool = False, *, mappings_folder: Path | None = N
             say(f"[{n}/{len(entries)}] {entry.id}: {_indent(status)}")
             for line in proof.written + proof.stale:
                 print(line, file=stdout)
+        from recompat.compat import domain
+
+        proven = [dataclasses.replace(e, proven=True) for e, p in zip(entries, proofs) if p.agrees]
+        domain_status = domain.prove(proven, maps, mappings_folder, check=check, say=say)
     except ProveError as exc:
         say(f"error: {exc}")
         return 2
@@ -361,6 +365,6 @@ def run(entry_ids=None, check: bool = False, *, mappings_folder: Path | None = N
                 "`recompat prove` and commit the result")
             return 1
         say(f"{root}: up to date; {counts}")
-        return 0
+        return domain_status
     say(counts)
     return 1 if failed else 0

@@ -614,27 +614,7 @@ class Probe:
             raise _Differs(f"{who} raises {type(exc).__name__}: {_first_line(exc)}") from None
 
     def _on_mindspore_twice(self, call):
-        """call(), and where it raises, once more after a small op: MindSpore 2.10 in PyNative has failed an op that
-        has a kernel with the error of an op that failed before it (a whole-table run: sigmoid after scatter_add,
-        concat after clone), not every time; an op that runs in between clears that state. A failure that is
-        the call's own comes again, with its own message."""
-        try:
-            return call()
-        except Exception:   # noqa: BLE001
-            self._flush()
-        try:
-            return call()
-        except Exception:
-            self._flush()   # the next row starts clean
-            raise
-
-    def _flush(self) -> None:
-        for _ in range(3):
-            try:
-                (self.ms.Tensor(np.ones(1, np.float32)) + 1).asnumpy()
-                return
-            except Exception:   # noqa: BLE001 -- the stale error itself: try again
-                continue
+        return retry_on_mindspore(call, self.ms)
 
     def _call(self, t_fn, m_fn, method: bool, given: dict, extra: dict, names: list[str]) -> tuple[float, bool]:
         """(the largest error, whether gradients were compared) of one call made on both sides."""
@@ -764,6 +744,31 @@ class Probe:
             return _compare(list(t_grads), m_grads)
         except _Differs as d:
             raise _Differs(f"gradients: {d.what}", d.error) from None
+
+
+def retry_on_mindspore(call, ms):
+    """call(), and where it raises, once more after a small op: MindSpore 2.10 in PyNative has failed an op that
+    has a kernel with the error of an op that failed before it (a whole-table run: sigmoid after scatter_add,
+    concat after clone), not every time; an op that runs in between clears that state. A failure that is
+    the call's own comes again, with its own message."""
+    try:
+        return call()
+    except Exception:   # noqa: BLE001
+        _flush(ms)
+    try:
+        return call()
+    except Exception:
+        _flush(ms)   # the next call starts clean
+        raise
+
+
+def _flush(ms) -> None:
+    for _ in range(3):
+        try:
+            (ms.Tensor(np.ones(1, np.float32)) + 1).asnumpy()
+            return
+        except Exception:   # noqa: BLE001 -- the stale error itself: try again
+            continue
 
 
 class _NoKernel(Exception):

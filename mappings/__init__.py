@@ -92,6 +92,7 @@ class Entry:
     in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
     draws: str | None = None          # the distribution it draws from: its example is draw(), proven by it
     table_row: str | None = None      # made from the mapping table's verified row (table_entries): its evidence
+    domain: tuple[tuple[str, str], ...] = ()   # the parts of its domain its counterpart differs on (DOMAIN_FILE)
 
     @property
     def example_kind(self) -> str:
@@ -611,8 +612,9 @@ def load(folder: Path = HERE) -> Mappings:
     means no cache. RECOMPAT_NO_CACHE=1 turns the cache off."""
     folder = Path(folder)
     texts = [(path, path.read_bytes()) for path in sorted(folder.glob("*.yaml"))]
-    if (folder / TABLE_VERDICTS).is_file():
-        texts.append((folder / TABLE_VERDICTS, (folder / TABLE_VERDICTS).read_bytes()))
+    for recorded in (TABLE_VERDICTS, DOMAIN_FILE):
+        if (folder / recorded).is_file():
+            texts.append((folder / recorded, (folder / recorded).read_bytes()))
     where = cache_dir()
     key = cache_key(folder, texts) if where is not None else None
     if key is not None:
@@ -738,8 +740,11 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
     where: dict[int, str] = {}        # id(entry) -> "file: entries/i", for the cross-checks' messages
     layers, wrappers, dropout, frameworks, reported, loop, markers, modules = [], [], set(), {}, {}, [], {}, {}
     selective_ops, composite, ignored, runtime = {}, {}, {}, {}
-    table_rows = []
+    table_rows, domains = [], {}
     for path, text in texts:
+        if path.name == DOMAIN_FILE.name:
+            domains = _domains(path, text)
+            continue
         if path.suffix == ".json":   # TABLE_VERDICTS
             try:
                 table_rows = json.loads(text.decode("utf-8"))["rows"]
@@ -833,14 +838,30 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             raise MappingError(f"{folder}: layer pair {key[0]} / {key[1]} defined twice ({pairs[key]} and {e.id}): "
                                "give it tensors in one place")
         pairs[key] = e.id
+    entries = [dataclasses.replace(e, domain=domains[e.id]) if domains.get(e.id) else e for e in entries]
     taken = {n for e in [*entries, *training] if e.translates_from("torch") for n in e.names("torch")}
     table = table_entries(table_rows, taken | set(reported) | set(markers), folder / TABLE_VERDICTS)
+    table = tuple(dataclasses.replace(e, domain=domains[e.id]) if domains.get(e.id) else e for e in table)
     return Mappings(entries=tuple(entries), diagnostics=diagnostics, layers=tuple(layers), table=table,
                     wrappers=tuple(wrappers), functional_dropout=frozenset(dropout), frameworks=frameworks,
                     reported=tuple({id(r): r for r in reported.values()}.values()), training=tuple(training), loop=tuple(loop),
                     markers=tuple(markers.values()), modules=tuple(modules.values()),
                     selective=Selective(ops=tuple(selective_ops.values()), composite=composite, ignored=ignored,
                                         runtime=runtime))
+
+
+DOMAIN_FILE = Path("domain.json")   # `recompat prove` writes it: each entry's outcomes over its domain (compat/domain.py)
+
+
+def _domains(path: Path, text: bytes) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The parts of each entry's domain its counterpart differs on, from the recorded domain probes."""
+    try:
+        entries = json.loads(text.decode("utf-8"))["entries"]
+        return {k: tuple((part, outcome) for part, outcome in v["parts"].items() if outcome.startswith("differs"))
+                for k, v in entries.items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise MappingError(f"{path}: cannot read the recorded domain probes ({exc}): run `recompat prove --domain` "
+                           "to write them again") from None
 
 
 TABLE_VERDICTS = Path("table") / "verdicts.json"   # `recompat verify-table --record` writes it (compat/table.py)

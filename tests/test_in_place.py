@@ -38,7 +38,8 @@ def test_in_place_arithmetic_is_written_back_through_the_runtime():
     assert "assign(tensor, tensor.add(mean))" in out
     assert "assign(tensor, tensor.clamp(min=a, max=b))" in out
     assert "from recompat.runtime import UniformBetween, assign, initialized" in out
-    assert all(d.status == "converted" for d in diags), diags
+    # clamp drops NaN on MindSpore: the domain probes' note (RC327, tests/test_domain.py) is the only one
+    assert all(d.status == "converted" or d.code == "RC327" for d in diags), diags
 
 
 def test_a_view_or_a_value_that_has_no_counterpart_stays_with_the_reason():

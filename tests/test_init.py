@@ -232,7 +232,8 @@ def test_a_layer_the_class_makes_is_known_by_its_attribute():
     assert "initialized(self.bn.gamma, mindspore.common.initializer.Zero())" in out
     assert "initialized(self.fc.weight, mindspore.common.initializer.Zero())" in out
     assert "self.bn.beta.requires_grad = False" in out and "self.bn.moving_variance.mean()" in out
-    assert not [d for d in diags if d.status != "converted"], diags
+    # mean of an empty dim differs on MindSpore: the domain probes' note (RC327, tests/test_domain.py) is the only one
+    assert not [d for d in diags if d.status != "converted" and d.code != "RC327"], diags
 
 
 @pytest.mark.runtime

@@ -854,6 +854,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self.diag(site, "RC323", source=qual, target=entry.names(self.to)[0], evidence=entry.table_row)
         elif not any(d.status != "converted" for d in site.diagnostics):
             self.diag(site, "RC300", source=qual, target=entry.names(self.to)[0])
+        if entry.domain and self.to == "mindspore":   # what the domain probes found it to differ on
+            parts = [part for part, _ in entry.domain]
+            self.diag(site, "RC327", api=qual, target=entry.names(self.to)[0], parts="; ".join(parts),
+                      first=entry.domain[0][1].removeprefix("differs: "))
 
     # -- a MindSpore layer's initializer arguments (weight_init='ones'), as torch.nn.init calls after it is built --
 
@@ -948,6 +952,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             name = entry.keyword(k.arg, self.frm)   # an older spelling MindSpore takes (axis= for dim=)
             if name not in positional and name not in kwonly and kwarg is None:
                 raise _Manual("RC303", what=f"{k.arg}= is not a parameter of it")
+            if any(b.name == name for b in bound):   # torch raises TypeError on such a call
+                raise _Manual("RC303", what=f"{name} is given twice, by place and by keyword")
             bound.append(_Arg(name if (name in positional or name in kwonly) else f"**{kwarg}", k, None))
         return bound, notes
 

@@ -1,0 +1,60 @@
+"""What the domain probes try and find, and what they cost (compat/domain.py).
+
+Before the probes, each function and Tensor-method entry was proven by its paired example: one model, float32, one
+shape. This probes every such entry over its domain, in this process, and prints: entries and parts tried, entries
+that agree over every part, that differ on part of it (with the parts), not probed (why), and the time, against a
+baseline measured in the same run: the entries' paired examples alone (`recompat prove` of the same entries, without
+the domain step).
+
+    python bench/domain_bench.py [--entry ID ...]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import time
+
+os.environ.setdefault("GLOG_v", "3")
+
+
+def main() -> None:
+    from recompat import mappings
+    from recompat.compat import domain
+    from recompat.compat.prove import every_entry_proven, prove_entry
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entry", action="append", help="only this entry (repeatable)")
+    args = parser.parse_args()
+    maps = mappings.default()
+    entries = [e for e in domain.probed_entries(maps) if not args.entry or e.id in args.entry]
+
+    start = time.perf_counter()
+    translate_with = every_entry_proven(maps)
+    for e in entries:
+        prove_entry(e, maps=translate_with, write=False)
+    examples = time.perf_counter() - start
+
+    start = time.perf_counter()
+    found = domain.probe_all(entries, say=lambda _: None)
+    probes = time.perf_counter() - start
+
+    parts = sum(len(d.parts) for d in found.values())
+    differing = {k: d.differing() for k, d in found.items() if d.differing()}
+    unprobed = {k: d.reason for k, d in found.items() if d.reason}
+    kinds = collections.Counter(k for d in found.values() for k in domain.kinds(d.parts).values())
+    print(f"entries: {len(entries)}; before: 1 paired example each ({len(entries)} calls, float32); "
+          f"now: {parts} parts ({parts / max(len(entries), 1):.1f} per entry)")
+    print("outcomes over all parts: " + ", ".join(f"{n} {k}" for k, n in kinds.most_common()))
+    print(f"agree over every part tried: {len(found) - len(differing) - len(unprobed)}; differ on part of it: "
+          f"{len(differing)}; not probed: {len(unprobed)}")
+    for k, d in sorted(differing.items()):
+        print(f"  {k}: {'; '.join(d)}")
+    for k, why in sorted(unprobed.items()):
+        print(f"  not probed: {k}: {why[:120]}")
+    print(f"time: paired examples {examples:.1f} s, domain probes {probes:.1f} s "
+          f"({probes / max(examples, 1e-9):.2f}x the examples)")
+
+
+if __name__ == "__main__":
+    main()

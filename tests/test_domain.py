@@ -1,0 +1,222 @@
+"""Domain probes (recompat.compat.domain): each function and Tensor-method entry tried over the inputs real code
+passes, through the translator, on both frameworks; what they find is recorded (mappings/domain.json) and the
+translator says it at every converted call (RC327).
+
+Planted bugs show the probes can fail: a MindSpore method made wrong on one dtype, or on one edge class, is caught
+there and nowhere else. The MindSpore behaviours the probes found are pinned here too (docs/behaviours.md), so a
+release that changes one is noticed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+os.environ.setdefault("GLOG_v", "3")
+
+import numpy as np
+import pytest
+
+import mindspore as ms
+import torch
+
+from recompat import mappings
+from recompat.compat import domain
+from recompat.translator.translate import translate_bytes
+
+pytestmark = pytest.mark.runtime
+
+
+@pytest.fixture(scope="module")
+def maps():
+    return mappings.default()
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return domain.Runner()
+
+
+@pytest.fixture
+def pynative():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def entry(maps, entry_id):
+    return next(e for e in (*maps.entries, *maps.table) if e.id == entry_id)
+
+
+# -- the parts generated ------------------------------------------------------------------------------------------
+
+def test_the_parts_cover_dtypes_edges_shapes_and_keyword_forms(maps, runner):
+    parts = {c.part: c for c in domain.cases(entry(maps, "tensor_any"), runner.specs)}
+    assert {"float32", "float16", "float64", "int32", "int64", "bool"} <= set(parts)
+    assert {"zeros and -0", "infinities", "nan", "a row all -inf", "equal values", "halves", "exact 0 and 1",
+            "large magnitudes", "small magnitudes", "negative integers", "an empty dim", "a size-1 dim"} <= set(parts)
+    assert parts["dim=0"].call == "t0.any(dim=0)"
+    assert parts["dim by place"].call == "t0.any(0)"
+    assert parts["dim=-1"].call == "t0.any(dim=-1)"
+    assert parts["dim=(0, 1)"].call == "t0.any(dim=(0, 1))"
+    assert parts["keepdim=True"].call == "t0.any(keepdim=True)"
+    assert parts["int64"].tensors[0].dtype == np.int64
+    assert np.isnan(parts["nan"].tensors[0]).sum() == 1
+    assert np.isneginf(parts["a row all -inf"].tensors[0][0]).all()
+    assert np.isfinite(parts["a row all -inf"].tensors[0][1:]).all()
+    assert parts["an empty dim"].tensors[0].shape == (0, 3)
+
+
+def test_a_second_tensor_gets_its_own_edges_and_a_mixed_dtype(maps, runner):
+    parts = {c.part for c in domain.cases(entry(maps, "torch_add"), runner.specs)}
+    assert {"nan in input", "nan in other", "float32 with int64", "float16 with float32"} <= parts
+
+
+def test_a_varargs_size_is_tried_spread_and_as_one_tuple(maps, runner):
+    calls = {c.part: c.call for c in domain.cases(entry(maps, "torch_zeros"), runner.specs)}
+    assert calls["float32"] == "torch.zeros(2, 3)"
+    assert calls["size as one tuple"] == "torch.zeros((2, 3))"
+
+
+def test_an_entry_without_inputs_for_a_parameter_is_not_probed_and_says_why(maps, runner):
+    e = entry(maps, "tensor_any")
+    odd = dataclasses.replace(e, torch={**e.torch, "signature": "any(frobnicate, dim=None)"})
+    found = runner.probe_entry(odd)
+    assert not found.parts and "frobnicate" in found.reason and "probes.yaml" in found.reason
+
+
+# -- the issue's three silent differences, found ------------------------------------------------------------------
+
+def test_any_with_a_dim_on_non_bool_input_is_found(maps, runner, pynative):
+    found = runner.probe_entry(entry(maps, "tensor_any"))
+    assert found.parts["bool"] == "agrees"
+    assert found.parts["zeros and -0"].startswith("differs: the output")
+
+
+def test_softmax_of_a_fully_masked_row_is_found(maps, runner, pynative):
+    found = runner.probe_entry(entry(maps, "torch_softmax"))
+    assert found.parts["float32"] == "agrees"
+    assert "torch gives nan, MindSpore 0.0" in found.parts["a row all -inf"]
+
+
+def test_an_entry_right_everywhere_agrees_over_its_whole_domain(maps, runner, pynative):
+    found = runner.probe_entry(entry(maps, "tensor_abs"))
+    assert len(found.parts) > 15 and set(found.parts.values()) == {"agrees"}
+
+
+# -- planted bugs: the probes can fail where, and only where, the counterpart is wrong ------------------------------
+
+def _planted(monkeypatch, wrong):
+    """MindSpore's Tensor.abs made wrong where `wrong(input)` says so (by 1, a value no round-off explains)."""
+    right = ms.Tensor.abs
+
+    def planted(self):
+        out = right(self)
+        return out + 1 if wrong(self) else out
+
+    monkeypatch.setattr(ms.Tensor, "abs", planted)
+
+
+def test_a_counterpart_wrong_on_one_dtype_is_caught_on_that_dtype_only(maps, runner, monkeypatch, pynative):
+    _planted(monkeypatch, lambda x: x.dtype == ms.int64)
+    found = runner.probe_entry(entry(maps, "tensor_abs"))
+    assert set(found.differing()) == {"int64", "negative integers"}
+
+
+def test_a_counterpart_wrong_on_one_edge_class_is_caught_on_that_class_only(maps, runner, monkeypatch, pynative):
+    _planted(monkeypatch, lambda x: bool(ms.ops.isinf(x).any()) if x.dtype in (ms.float16, ms.float32,
+                                                                                ms.float64) else False)
+    found = runner.probe_entry(entry(maps, "tensor_abs"))
+    assert set(found.differing()) == {"infinities", "a row all -inf"}
+
+
+def test_a_gradient_that_differs_is_caught(maps, runner, monkeypatch, pynative):
+    right = ms.Tensor.abs
+
+    def planted(self):   # the right values, a gradient scaled by 2
+        return right(self) * 2 - ms.ops.stop_gradient(right(self))
+
+    monkeypatch.setattr(ms.Tensor, "abs", planted)
+    found = runner.probe_entry(entry(maps, "tensor_abs"))
+    assert "the gradient of t0" in found.parts["float32"]
+
+
+# -- the record and the translator ----------------------------------------------------------------------------------
+
+def test_every_probed_entry_has_a_record(maps):
+    record = domain.recorded()
+    missing = [e.id for e in domain.probed_entries(maps) if e.id not in record]
+    assert not missing, f"no domain record for {missing}: run `recompat prove`"
+
+
+def test_the_loader_reads_what_differs_into_the_entry(maps):
+    record = domain.recorded()
+    for e in domain.probed_entries(maps):
+        differs = {p for p, o in record[e.id]["parts"].items() if o.startswith("differs")}
+        assert {p for p, _ in e.domain} == differs, e.id
+
+
+def test_a_call_of_an_entry_that_differs_on_part_of_its_domain_is_partial_and_says_where(maps):
+    src = b"import torch\n\ndef f(x, m):\n    return x.any(1), x.masked_fill(m, float('-inf')).softmax(-1), x.abs()\n"
+    result = translate_bytes(src, "f.py", to="mindspore", scope="model", mappings=maps)
+    by_api = {s.api: s for s in result.sites}
+    for api in ("torch.Tensor.any", "torch.Tensor.softmax"):
+        site = by_api[api]
+        assert site.status == "partial", api
+        note = next(d for d in site.diagnostics if d.code == "RC327")
+        assert "domain" in note.message and "MindSpore" in note.message
+    assert "a row all -inf" in next(d for d in by_api["torch.Tensor.softmax"].diagnostics
+                                    if d.code == "RC327").message
+    assert by_api["torch.Tensor.abs"].status == "converted"
+
+
+def test_check_fails_where_an_outcome_changed_and_names_it(maps, tmp_path):
+    record = json.loads(domain.DOMAIN_RECORD.read_text(encoding="utf-8"))
+    record["entries"]["tensor_abs"]["parts"]["int64"] = "differs: planted"
+    (tmp_path / "domain.json").write_text(json.dumps(record), encoding="utf-8")
+    said = []
+    e = entry(maps, "tensor_abs")
+    assert domain.prove([e], maps, tmp_path, check=True, say=said.append) == 1
+    assert any("tensor_abs: int64: differs -> agrees" in line for line in said)
+    assert domain.prove([e], maps, domain.DOMAIN_RECORD.parent, check=True, say=said.append) == 0
+
+
+def test_recording_keeps_the_other_entries_records(maps, tmp_path):
+    (tmp_path / "domain.json").write_bytes(domain.DOMAIN_RECORD.read_bytes())
+    e = entry(maps, "tensor_abs")
+    assert domain.prove([e], maps, tmp_path, say=lambda _: None) == 0
+    assert domain.recorded(tmp_path / "domain.json") == domain.recorded()
+
+
+# -- MindSpore 2.10 behaviours the probes found (docs/behaviours.md) ------------------------------------------------
+
+def test_pin_mindspore_any_with_a_dim_is_wrong_on_non_bool_input(pynative):
+    x = np.array([[0, 0.5, 0], [0, 0, 0]], np.float32)
+    assert torch.tensor(x).any(1).tolist() == [True, False]
+    assert ms.Tensor(x).any(1).asnumpy().tolist() != [True, False]
+    assert ms.Tensor(x > 0).any(1).asnumpy().tolist() == [True, False]
+
+
+def test_pin_mindspore_binary_cross_entropy_clamps_the_log_elsewhere(pynative):
+    p, t = np.array([0, 1, 0.3, 1], np.float32), np.array([1, 0, 1, 1], np.float32)
+    torch_loss = float(torch.nn.functional.binary_cross_entropy(torch.tensor(p), torch.tensor(t)))
+    ms_loss = float(ms.mint.nn.functional.binary_cross_entropy(ms.Tensor(p), ms.Tensor(t)).asnumpy())
+    assert torch_loss == pytest.approx(50.30, abs=0.01)     # log clamped at -100
+    assert ms_loss == pytest.approx(14.12, abs=0.01)        # log clamped at log(1e-12)
+
+
+def test_pin_mindspore_softmax_of_an_all_minus_inf_row_is_zeros(pynative):
+    x = np.random.default_rng(0).random((4, 3)).astype(np.float32)
+    mask = np.zeros((4, 3), bool)
+    mask[1] = True
+    t = torch.tensor(x).masked_fill(torch.tensor(mask), float("-inf")).softmax(-1).numpy()
+    m = ms.Tensor(x).masked_fill(ms.Tensor(mask), float("-inf")).softmax(-1).asnumpy()
+    assert np.isnan(t[1]).all() and np.isfinite(t[[0, 2, 3]]).all()
+    assert (m[1] == 0).all()
+    assert np.allclose(m[0], t[0])
+
+
+def test_pin_mindspore_max_and_clamp_drop_nan(pynative):
+    x = np.array([0.2, np.nan, 0.7], np.float32)
+    assert np.isnan(torch.tensor(x).max().item())
+    assert float(ms.Tensor(x).max().asnumpy()) == pytest.approx(0.7)
+    assert np.isnan(torch.tensor(x).clamp(0.3, 0.6).numpy()[1])
+    assert not np.isnan(ms.Tensor(x).clamp(0.3, 0.6).asnumpy()[1])
