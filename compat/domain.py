@@ -17,29 +17,45 @@ same places; integers and bools exactly; floating values by the round-off rule a
 same inputs (``compare.judge_by_reference``); then, where torch's output is floating, the gradients of a fixed
 weighted sum of it with respect to the floating inputs, the same way. No tolerance is set per entry.
 
-The outcome of a part: ``agrees``, ``differs: what`` (the first place and both values), ``no kernel: ...`` (MindSpore
-has the call but not on this device) or ``left by hand: ...`` (the translator does not convert that form: no
-evidence either way). :func:`probe_entry` gives an entry's outcomes; ``recompat prove`` records them in
-mappings/domain.json (:func:`record`), which the loader reads into ``Entry.domain``.
+The outcome of a part: ``agrees``; ``less precise: what`` (beyond round-off, within LESS_PRECISE); ``differs: what``
+(another value, NaN or infinity, dtype or shape: the first place and both values); ``raises: ...`` or ``no kernel:
+...`` (MindSpore refuses the call, or has no kernel for it on this device: a loud failure, not a silent one); ``left
+by hand: ...`` (the translator does not convert that form: no evidence either way). Each case runs twice on
+MindSpore and keeps the worse outcome. :func:`probe_entry` gives an entry's outcomes; ``recompat prove`` records
+them in mappings/domain.json (:func:`prove`), whose differing parts the loader reads into ``Entry.domain``.
 """
 from __future__ import annotations
 
 import ast
+import dataclasses
+import functools
 import json
 import math
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from recompat.mappings import DOMAIN_FILE, HERE as MAPPINGS
+from recompat.compat.table import (SEED, _array, _as_dtype as table_dtype, _first_line, _flush, _no_kernel, _numpy,
+                                   _other_value, _outputs, _weights, read_probes, retry_on_mindspore)
+from recompat.mappings import DOMAIN_FILE, DOMAIN_WRONG, HERE as MAPPINGS, signature_arguments
 
 DOMAIN_RECORD = MAPPINGS / DOMAIN_FILE
 KIND = "recompat-domain"
 RULES = ("api_function", "tensor_method")   # the entries probed over a domain
 DTYPES = ("float16", "float64", "int32", "int64", "bool")
-OUTCOMES = ("agrees", "less precise", "differs", "no kernel", "left by hand")
+# an outcome's kind is the word it starts with; what --check holds an entry to is its group (KIND_OF): a value
+# within round-off or just beyond it, an error or a missing kernel, are one each (which of the two a run gives can
+# turn on MindSpore's threads, or on an earlier op's error it leaves behind)
+OUTCOMES = ("agrees", "less precise", "left by hand", "no kernel", "raises", "crashes", "differs")   # least to most severe
+KIND_OF = {"agrees": "agrees", "less precise": "agrees", "left by hand": "left by hand", "no kernel": "raises",
+           "raises": "raises", "crashes": "crashes", "differs": "differs"}
 # beyond round-off, but within this much of the tensor's largest value (float16's precision): "less precise", not
 # "differs" (MindSpore's float32 exp is up to about 20 ulps from float64 where torch's is within one)
 LESS_PRECISE = 2.0 ** -11
@@ -61,7 +77,8 @@ class Domain:
     reason: str = ""                                       # why it is not probed, where it is not
 
     def differing(self) -> dict[str, str]:
-        return {p: o for p, o in self.parts.items() if o.startswith("differs")}
+        """The parts its counterpart is wrong on: another value, or the process killed (DOMAIN_WRONG)."""
+        return {p: o for p, o in self.parts.items() if o.startswith(DOMAIN_WRONG)}
 
     def as_dict(self) -> dict:
         return {"api": self.api, **({"reason": self.reason} if self.reason else {}), "parts": self.parts}
@@ -77,17 +94,19 @@ def _edges(v: np.ndarray) -> dict[str, np.ndarray]:
     """Edge values in a floating input (float32), each class one array of the input's shape."""
     out = {}
 
-    def planted(**at) -> np.ndarray:
+    def planted(first: float, second: float | None = None) -> np.ndarray:
+        """The input with its first value (and its second, where it has one) replaced."""
         w = v.copy().reshape(-1)
-        for index, value in at.items():
-            w[int(index[1:]) % w.size] = value
+        w[0] = first
+        if second is not None:
+            w[1 % w.size] = second
         return w.reshape(v.shape)
 
     if v.size:
-        out["zeros and -0"] = planted(i0=0.0, i1=-0.0)
-        out["infinities"] = planted(i0=np.inf, i1=-np.inf)
-        out["nan"] = planted(i1=np.nan)
-        out["exact 0 and 1"] = planted(i0=0.0, i1=1.0)
+        out["zeros and -0"] = planted(0.0, -0.0)
+        out["infinities"] = planted(np.inf, -np.inf)
+        out["nan"] = planted(v.reshape(-1)[0], np.nan)
+        out["exact 0 and 1"] = planted(0.0, 1.0)
     out["negative values"] = -v
     if v.ndim >= 2:
         masked = v.copy()
@@ -101,13 +120,10 @@ def _edges(v: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _as_dtype(v: np.ndarray, dtype: str) -> np.ndarray:
-    """A floating input (values in the specs' ranges) in another dtype: integers as small whole numbers, bools
-    true above the median."""
-    from recompat.compat.table import _as_dtype as convert
-
+    """A floating input in another dtype, as the table's probes convert it (compat.table._as_dtype), int32 too."""
     if dtype == "int32":
-        return convert(v, "int64").astype(np.int32)
-    return convert(v, dtype)
+        return table_dtype(v, "int64").astype(np.int32)
+    return table_dtype(v, dtype)
 
 
 def _literal(value) -> str:
@@ -141,9 +157,6 @@ class _Call:
 def cases(entry, specs: dict) -> list[Case]:
     """The parts of an entry's domain, one case each (the first is the plain float32 call). NotProbed where a
     required parameter has no spec."""
-    from recompat.compat.table import SEED, _array, _other_value
-    from recompat.mappings import signature_arguments
-
     api, method = entry.torch["api"], entry.rule == "tensor_method"
     a = signature_arguments(entry.torch.get("signature", ""))
     if a is None:
@@ -255,8 +268,9 @@ def module_text(found: list[Case]) -> str:
     return "\n".join(lines)
 
 
-def _case_line(i: int) -> int:
-    return 3 + 3 * i + 1     # the `return` line of case_i in module_text
+def case_of_line(line: int) -> int:
+    """The case whose function holds `line` of module_text: two lines of imports, then three lines a case."""
+    return (line - 3) // 3
 
 
 # -- running and judging -------------------------------------------------------------------------------------------
@@ -271,12 +285,6 @@ class _Differs(Exception):
 
 class _LessPrecise(Exception):
     pass
-
-
-def _numpy(x) -> np.ndarray:
-    from recompat.compat.table import _numpy as as_numpy
-
-    return as_numpy(x)
 
 
 def _first_place(mask: np.ndarray) -> tuple:
@@ -317,7 +325,8 @@ def _judge(name: str, t: np.ndarray, m: np.ndarray, ref: np.ndarray) -> None:
     r = np.where(np.isfinite(r), r, t64)
     judge_by_reference(row, t64[keep], m64[keep], r[keep], "torch", "MindSpore")
     if not row.passed:
-        worst = np.where(keep, np.abs(m64 - r), 0.0)
+        with np.errstate(invalid="ignore"):    # inf - inf at the non-finite places, which `keep` leaves out
+            worst = np.where(keep, np.abs(m64 - r), 0.0)
         at = _first_place(worst == worst.max())
         if worst.max() <= LESS_PRECISE * np.abs(r[keep]).max():
             raise _LessPrecise(f"{name}: at {list(at)} torch gives {t[at]}, MindSpore {m[at]} (float64: "
@@ -330,28 +339,24 @@ class Runner:
     """torch and MindSpore imported once; the specs read once."""
 
     def __init__(self, specs: dict | None = None, maps=None):
-        from recompat.compat.table import read_probes
-
+        """`maps`: the mappings the entries come from (default: the shipped ones)."""
         self.specs = specs if specs is not None else read_probes()
-        self._maps = maps
+        self._base = maps
 
-    @property
+    @functools.cached_property
     def maps(self):
         """What the cases are translated with: every core entry taken for proven, no domain record (what is probed
         is the entry's translation, not what an earlier record made of it)."""
-        if self._maps is None:
-            import dataclasses
+        from recompat import mappings
+        from recompat.compat.prove import every_entry_proven
 
-            from recompat import mappings
-            from recompat.compat.prove import every_entry_proven
+        proven = every_entry_proven(self._base or mappings.default())
+        return dataclasses.replace(proven, entries=tuple(dataclasses.replace(e, domain=()) for e in proven.entries),
+                                   table=tuple(dataclasses.replace(e, domain=()) for e in proven.table))
 
-            proven = every_entry_proven(mappings.default())
-            self._maps = dataclasses.replace(
-                proven, entries=tuple(dataclasses.replace(e, domain=()) for e in proven.entries),
-                table=tuple(dataclasses.replace(e, domain=()) for e in proven.table))
-        return self._maps
-
-    def probe_entry(self, entry) -> Domain:
+    def probe_entry(self, entry, known: dict[str, str] | None = None, trying=lambda part: None) -> Domain:
+        """The entry's outcomes. `known`: parts whose outcome is given, not run (one that killed an earlier
+        process); `trying(part)` is called before MindSpore runs a part."""
         import torch
 
         import mindspore as ms
@@ -385,8 +390,11 @@ class Runner:
                 continue
             if i in left:
                 domain.parts[case.part] = f"left by hand: {left[i]}"
-                continue
-            domain.parts[case.part] = self._judge_case(ms_ns[f"case_{i}"], case, runs[i], ms)
+            elif case.part in (known or {}):
+                domain.parts[case.part] = known[case.part]
+            else:
+                trying(case.part)
+                domain.parts[case.part] = self._judge_case(ms_ns[f"case_{i}"], case, runs[i], ms)
         return domain
 
     def _torch(self, fn, case: Case, entry, torch):
@@ -400,7 +408,7 @@ class Runner:
                     t.requires_grad_()
             torch.manual_seed(0)
             try:
-                out = _flat(fn(*ts))
+                out = _outputs(fn(*ts))
             except Exception as exc:   # noqa: BLE001 -- outside torch's domain
                 raise _Refused(str(exc)) from None
             return ts, out
@@ -440,8 +448,7 @@ class Runner:
         left = {}
         for site in result.sites:
             if site.status == "manual":
-                i = (site.line - 4) // 3
-                left.setdefault(i, next((f"{d.code} {d.message}" for d in site.diagnostics
+                left.setdefault(case_of_line(site.line), next((f"{d.code} {d.message}" for d in site.diagnostics
                                          if d.status == "manual"), "manual"))
         ns: dict = {}
         code = (result.new_data or text.encode()).decode()
@@ -449,22 +456,24 @@ class Runner:
         return ns, left
 
     def _judge_case(self, fn, case: Case, torch_run, ms) -> str:
-        from recompat.compat.table import _first_line, _no_kernel, retry_on_mindspore
+        """The case's outcome: the worse of two runs on MindSpore (a kernel that reads memory it never wrote, as
+        some do on an empty dim, or leaves an earlier op's error behind, is caught in one of them)."""
+        return max((self._judge_once(fn, case, torch_run, ms) for _ in range(2)), key=_severity)
 
+    def _judge_once(self, fn, case: Case, torch_run, ms) -> str:
         outputs, refs, grad_run, ref_grads = torch_run
+        _flush(ms)   # an earlier case's error left behind is not this case's
         xs = [ms.Tensor(x) for x in case.tensors]
+        part = ""
         try:
-            m_out = retry_on_mindspore(lambda: [_numpy(o) for o in _flat(fn(*xs))], ms)
-        except Exception as exc:   # noqa: BLE001
-            return (f"no kernel: {_first_line(exc)}" if _no_kernel(exc)
-                    else f"differs: MindSpore raises {type(exc).__name__}: {_first_line(exc)}")
-        try:
+            m_out = retry_on_mindspore(lambda: [_numpy(o) for o in _outputs(fn(*xs))], ms)
             if len(m_out) != len(outputs):
                 raise _Differs(f"torch gives {len(outputs)} output(s), MindSpore {len(m_out)}")
             for k, (t, m, r) in enumerate(zip(outputs, m_out, refs)):
                 _judge(f"output {k}" if len(outputs) > 1 else "the output", t, m, r)
             if grad_run is not None:
                 inputs, weights, grads = grad_run
+                part = "backward: "
                 m_grads = self._mindspore_gradients(fn, xs, inputs, weights, ms)
                 for k, (t, m, r) in enumerate(zip(grads, m_grads, ref_grads)):
                     _judge(f"the gradient of t{inputs[k]}", t, m, r)
@@ -472,33 +481,25 @@ class Runner:
             return f"differs: {d}"
         except _LessPrecise as d:
             return f"less precise: {d}"
-        except Exception as exc:   # noqa: BLE001 -- MindSpore's backward
-            return (f"no kernel: backward: {_first_line(exc)}" if _no_kernel(exc)
-                    else f"differs: MindSpore's backward raises {type(exc).__name__}: {_first_line(exc)}")
+        except Exception as exc:   # noqa: BLE001 -- MindSpore refuses the call (or its backward)
+            return (f"no kernel: {part}{_first_line(exc)}" if _no_kernel(exc)
+                    else f"raises: {part}{type(exc).__name__}: {_first_line(exc)}")
         return "agrees"
 
     @staticmethod
     def _mindspore_gradients(fn, xs, inputs, weights, ms) -> list[np.ndarray]:
-        from recompat.compat.table import retry_on_mindspore
-
         def loss(*given):
             args = list(xs)
             for k, x in zip(inputs, given):
                 args[k] = x
-            outs = _flat(fn(*args))
+            outs = _outputs(fn(*args))
             return sum((outs[k] * ms.Tensor(w).astype(outs[k].dtype)).sum() for k, w in weights.items())
 
         def grads():
             g = ms.grad(loss, grad_position=tuple(range(len(inputs))))(*[xs[k] for k in inputs])
-            return [_numpy(x) for x in _flat(g)]
+            return [_numpy(x) for x in _outputs(g)]
 
         return retry_on_mindspore(grads, ms)
-
-
-def _flat(result) -> list:
-    if isinstance(result, (tuple, list)):
-        return [x for r in result for x in _flat(r)]
-    return [result]
 
 
 def _graded(out: list) -> list[int]:
@@ -506,26 +507,20 @@ def _graded(out: list) -> list[int]:
     return [k for k, t in enumerate(out) if getattr(t, "requires_grad", False) and not t.is_complex()]
 
 
-def _weights(outputs: list[np.ndarray], graded: list[int]) -> dict[int, np.ndarray]:
-    """Fixed weights, not all ones, so that a gradient summed over the wrong axis shows."""
-    rng = np.random.default_rng(1)
-    return {k: rng.uniform(0.5, 1.5, outputs[k].shape).astype(outputs[k].dtype) for k in graded}
-
-
 def _gradients(torch, out: list, ts: list, inputs: list[int], weights: dict) -> list[np.ndarray]:
     loss = sum((out[k] * torch.tensor(w, dtype=out[k].dtype)).sum() for k, w in weights.items())
     found = torch.autograd.grad(loss, [ts[k] for k in inputs], allow_unused=True)
-    return [_numpy(g) if g is not None else np.zeros(ts[k].shape, _numpy(ts[k]).dtype)
-            for g, k in zip(found, inputs)]
+    return [_numpy(g.to_dense() if g.is_sparse else g) if g is not None   # sparse: gather(sparse_grad=True)
+            else np.zeros(ts[k].shape, _numpy(ts[k]).dtype) for g, k in zip(found, inputs)]
 
 
 # -- the record ----------------------------------------------------------------------------------------------------
 
 def probed_entries(maps) -> list:
-    """The entries probed over a domain: the proven function and Tensor-method entries translated from torch that
-    draw nothing (a random function, an initializer and dropout are proven by the distribution they draw, or
+    """The entries probed over a domain: the proven function and Tensor-method entries translated from torch, and
+    those the translator makes from the mapping table's agreeing rows (RC323), that draw nothing (a random function, an initializer and dropout are proven by the distribution they draw, or
     the masks replayed)."""
-    return [e for e in maps.entries if e.rule in RULES and e.source in ("torch", "both")
+    return [e for e in (*maps.entries, *maps.table) if e.rule in RULES and e.source in ("torch", "both")
             and not e.draws and e.form != "initializer" and e.proven
             and not {n.rsplit(".", 1)[-1] for n in e.names("torch")} & maps.functional_dropout]
 
@@ -543,23 +538,86 @@ def record_text(domains: dict[str, Domain]) -> bytes:
     return (json.dumps({"kind": KIND, "entries": entries}, indent=1, ensure_ascii=False) + "\n").encode()
 
 
+def _kind(outcome: str) -> str:
+    return next(k for k in OUTCOMES if outcome.startswith(k))
+
+
+def _severity(outcome: str) -> int:
+    return OUTCOMES.index(_kind(outcome))
+
+
 def kinds(parts: dict[str, str]) -> dict[str, str]:
-    """What --check holds an entry to: each part's outcome kind, not its wording."""
-    return {p: next(k for k in OUTCOMES if o.startswith(k)) for p, o in parts.items()}
+    """What --check holds an entry to: each part's outcome group (KIND_OF), not its wording."""
+    return {p: KIND_OF[_kind(o)] for p, o in parts.items()}
 
 
-def probe_all(entries: list, say=print) -> dict[str, Domain]:
-    """Each entry probed in this process; one the probe cannot handle gets a reason, never a crash of the run."""
-    runner, found = Runner(), {}
-    for n, entry in enumerate(entries, 1):
-        try:
-            found[entry.id] = runner.probe_entry(entry)
-        except Exception as exc:   # noqa: BLE001
-            found[entry.id] = Domain(entry.id, entry.torch["api"],
-                                     reason=f"the probe failed: {type(exc).__name__}: {str(exc)[:200]}")
-        if n % 25 == 0 or n == len(entries):
-            say(f"domain: {n}/{len(entries)} entries probed")
+def probe_all(entries: list, maps=None, say=print) -> dict[str, Domain]:
+    """Each entry (of `maps`, default: the shipped mappings) probed in a process of its own: one for the whole run,
+    started again where MindSpore kills it (a kernel that segfaults on one input), the part it was running then
+    recorded as "crashes". An entry the probe cannot handle gets a reason; nothing crashes the run."""
+    from recompat import mappings
+
+    maps = maps or mappings.default()
+    pending, found, known = list(entries), {}, {}
+    with tempfile.TemporaryDirectory(prefix="recompat-domain-") as tmp:
+        job = Path(tmp) / "job.pickle"
+        while pending:
+            job.write_bytes(pickle.dumps((maps, pending, known)))
+            trying, rc = None, None
+            with open(job.with_suffix(".log"), "wb") as err, subprocess.Popen(   # MindSpore's logging: not shown
+                    [sys.executable, "-c", f"from {__name__} import _worker; _worker({str(job)!r})"],
+                    stdout=subprocess.PIPE, stderr=err, text=True, encoding="utf-8") as proc:
+                for line in proc.stdout:
+                    if not line.startswith(WORKER_TAG):
+                        continue                      # MindSpore's own printing
+                    message = json.loads(line[len(WORKER_TAG):])
+                    trying = message.get("trying")
+                    if "domain" in message:
+                        found[message["domain"]["entry"]] = Domain(**message["domain"])
+                        if len(found) % 25 == 0 or len(found) == len(entries):
+                            say(f"domain: {len(found)}/{len(entries)} entries probed")
+                rc = proc.wait()
+            pending = [e for e in pending if e.id not in found]
+            if not pending:
+                break
+            why = f"the process died ({_exit_name(rc)})"
+            if trying is None:     # before MindSpore ran a part: in torch, or the translation
+                e = pending.pop(0)
+                found[e.id] = Domain(e.id, e.torch["api"], reason=f"the probe's {why}")
+            else:
+                known.setdefault(trying[0], {})[trying[1]] = f"crashes: {why} running it"
+            say(f"domain: {e.id if trying is None else ': '.join(trying)}: {why}; going on in a new process")
     return found
+
+
+def _exit_name(rc: int) -> str:
+    if rc < 0:
+        try:
+            return signal.Signals(-rc).name
+        except ValueError:
+            return f"signal {-rc}"
+    return f"exit status {rc}"
+
+
+WORKER_TAG = "recompat-domain: "   # the worker's lines, among whatever MindSpore prints
+
+
+def _worker(job: str) -> None:
+    """probe_all's process: probe the job's entries, one line for each part it starts on MindSpore and each entry
+    done, flushed, so that the parent knows where it died."""
+    maps, entries, known = pickle.loads(Path(job).read_bytes())   # noqa: S301 -- written by probe_all just now
+    runner = Runner(maps=maps)
+
+    def tell(message: dict) -> None:
+        print(WORKER_TAG + json.dumps(message), flush=True)
+
+    for entry in entries:
+        try:
+            d = runner.probe_entry(entry, known.get(entry.id), lambda part: tell({"trying": [entry.id, part]}))
+        except Exception as exc:   # noqa: BLE001
+            d = Domain(entry.id, entry.torch["api"], reason=f"the probe failed: {type(exc).__name__}: "
+                                                            f"{str(exc)[:200]}")
+        tell({"domain": dataclasses.asdict(d)})
 
 
 def prove(entries: list, maps, folder: Path | None = None, *, check: bool = False, say=print) -> int:
@@ -574,7 +632,7 @@ def prove(entries: list, maps, folder: Path | None = None, *, check: bool = Fals
     todo = [e for e in entries if e.id in taken]
     if not todo:
         return 0
-    found = probe_all(todo, say=say)
+    found = probe_all(todo, maps, say=say)
     differing = {k: d for k, d in found.items() if d.differing()}
     say(f"domain: {len(found)} entries probed over {sum(len(d.parts) for d in found.values())} parts: "
         f"{len(found) - len(differing) - sum(1 for d in found.values() if d.reason)} agree over every part tried, "

@@ -851,17 +851,18 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
 
 
 DOMAIN_FILE = Path("domain.json")   # `recompat prove` writes it: each entry's outcomes over its domain (compat/domain.py)
+DOMAIN_WRONG = ("differs", "crashes")   # the outcomes of a part that make it one the entry is wrong on (Entry.domain)
 
 
 def _domains(path: Path, text: bytes) -> dict[str, tuple[tuple[str, str], ...]]:
     """The parts of each entry's domain its counterpart differs on, from the recorded domain probes."""
     try:
         entries = json.loads(text.decode("utf-8"))["entries"]
-        return {k: tuple((part, outcome) for part, outcome in v["parts"].items() if outcome.startswith("differs"))
+        return {k: tuple((part, outcome) for part, outcome in v["parts"].items() if outcome.startswith(DOMAIN_WRONG))
                 for k, v in entries.items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise MappingError(f"{path}: cannot read the recorded domain probes ({exc}): run `recompat prove --domain` "
-                           "to write them again") from None
+        raise MappingError(f"{path}: cannot read the recorded domain probes ({exc}): run `recompat prove` to "
+                           "write them again") from None
 
 
 TABLE_VERDICTS = Path("table") / "verdicts.json"   # `recompat verify-table --record` writes it (compat/table.py)

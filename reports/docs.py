@@ -23,13 +23,14 @@ entry produces any more. Hand-written files in docs/ (the guides) are never touc
 """
 from __future__ import annotations
 
+import collections
 import json
 import re
 import sys
 from pathlib import Path
 
 from recompat.compat.prove import example_for, examples_root, sides
-from recompat.mappings import CORE_RULES, TRAINING_RULES
+from recompat.mappings import CORE_RULES, DOMAIN_WRONG, TRAINING_RULES
 
 from . import signatures
 from ._io import ReportError, write_atomic
@@ -88,6 +89,15 @@ _TEXT = {
                       "each side from a seeded generator and compared what was drawn: every value for a constant, "
                       "else the distribution (a two-sample Kolmogorov-Smirnov test).",
         "harness_says": "The harness recorded:",
+        "domain_title": "Over its domain",
+        "domain_all": ("`recompat prove` tried {n} parts of its domain (each dtype torch takes, keyword forms, edge values "
+                       "and shapes; `mappings/domain.json`): the translated call agrees with torch on every one."),
+        "domain_some": ("`recompat prove` tried {n} parts of its domain (each dtype torch takes, keyword forms, edge "
+                        "values and shapes; `mappings/domain.json`). The translated call agrees with torch on the "
+                        "others, not on these; where it differs, `recompat translate --scope model` notes each call "
+                        "(RC327):"),
+        "domain_head": "| part | outcome |",
+        "domain_none": "Not probed over its domain: {reason}",
         "training_by": "Direction: {direction}, for `recompat.compat.compare_training`, which builds the MindSpore "
                        "counterpart of the PyTorch object from this entry, and for `recompat translate --scope model`, "
                        "which rewrites its calls (the loop around them is reported, not rewritten). Signatures of torch {torch_v} and MindSpore {mindspore_v}; the tests check "
@@ -207,8 +217,16 @@ _TEXT = {
                                   "calls gave (RC323); one that gives another is left as it is (RC324). A row "
                                   "whose call with another dtype differs, or whose MindSpore signature cannot be "
                                   "read, is not used. {n} rows:",
-        "table_translated_head": "| PyTorch | MindSpore | Parameters carried over |",
-        "verdicts": {"agrees": "agrees", "differs": "differs", "no kernel": "no kernel (CPU)", "missing": "missing",
+        "table_translated_head": "| PyTorch | MindSpore | Parameters carried over | Over its domain |",
+        "table_domain_title": "Where one call agrees and its domain does not",
+        "table_domain_intro": ("Rows whose probe agrees, and whose calls over their domain (each dtype torch takes, "
+                               "keyword forms, edge values and shapes, through `recompat translate`, as `recompat "
+                               "prove` tries an entry's; `mappings/domain.json`) differ on a part: the verdict is "
+                               "\"agrees in part\", and the translator notes each such call (RC327)."),
+        "table_domain_head": "| PyTorch | MindSpore | The table says | Where it differs |",
+        "domain_tried": "agrees on all {n} parts tried",
+        "domain_wrong": "differs on {parts}",
+        "verdicts": {"agrees": "agrees", "agrees in part": "agrees in part", "differs": "differs", "no kernel": "no kernel (CPU)", "missing": "missing",
                      "not probed": "not probed", "out of scope": "out of scope"},
     },
     "zh": {
@@ -246,6 +264,14 @@ _TEXT = {
                       "run_init_example`)在每一侧用固定种子填充一个形状为 `SHAPE` 的张量,并比较抽到的值:常数"
                       "初始化逐值比较,其余比较分布(双样本 Kolmogorov-Smirnov 检验)。",
         "harness_says": "差分测试的记录:",
+        "domain_title": "在定义域上",
+        "domain_all": ("`recompat prove` 试了其定义域的 {n} 个部分(torch 接受的每种 dtype、关键字形式、边界值与形状;"
+                       "`mappings/domain.json`):翻译后的调用在每个部分上都与 torch 一致。"),
+        "domain_some": ("`recompat prove` 试了其定义域的 {n} 个部分(torch 接受的每种 dtype、关键字形式、边界值与形状;"
+                        "`mappings/domain.json`)。翻译后的调用在其他部分与 torch 一致,在下列部分不一致;结果不同之处,"
+                        "`recompat translate --scope model` 会在每个调用处注明(RC327):"),
+        "domain_head": "| 部分 | 结果 |",
+        "domain_none": "未在定义域上探测:{reason}",
         "training_by": "方向:{direction},供 `recompat.compat.compare_training` 使用:它按本条目由 PyTorch 对象构建 "
                        "MindSpore 对应对象;`recompat translate --scope model` 也按本条目改写其调用(调用周围的训练循环只报告、不改写)。签名取自 torch "
                        "{torch_v} 与 MindSpore {mindspore_v};测试会与已安装的包核对。",
@@ -348,8 +374,15 @@ _TEXT = {
                                   "mappings/ 中没有条目翻译该 torch API 时,只传入一致调用用过的参数的调用会"
                                   "改为调用该行的 MindSpore API(RC323);传入其他参数的调用保持原样(RC324)。"
                                   "其他数据类型调用不一致、或 MindSpore 签名无法读取的行不使用。共 {n} 行:",
-        "table_translated_head": "| PyTorch | MindSpore | 转换的参数 |",
-        "verdicts": {"agrees": "一致", "differs": "不一致", "no kernel": "无内核(CPU)", "missing": "缺失",
+        "table_translated_head": "| PyTorch | MindSpore | 转换的参数 | 在定义域上 |",
+        "table_domain_title": "单次调用一致、定义域上不一致的行",
+        "table_domain_intro": ("探测一致、但在定义域上(torch 接受的每种 dtype、关键字形式、边界值与形状,经 `recompat "
+                               "translate` 翻译,与 `recompat prove` 对条目的探测相同;`mappings/domain.json`)有部分"
+                               "不一致的行:判定为\"部分一致\",翻译器在每个此类调用处注明(RC327)。"),
+        "table_domain_head": "| PyTorch | MindSpore | 映射表的说法 | 不一致之处 |",
+        "domain_tried": "所试 {n} 个部分全部一致",
+        "domain_wrong": "在以下部分不一致:{parts}",
+        "verdicts": {"agrees": "一致", "agrees in part": "部分一致", "differs": "不一致", "no kernel": "无内核(CPU)", "missing": "缺失",
                      "not probed": "未探测", "out of scope": "不在范围内"},
     },
 }
@@ -477,6 +510,9 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
         maps = mapping_data.load(mappings_folder) if mappings_folder else mapping_data.default()
     root = examples_root(mappings_folder)
     notes_root = (mappings_folder or mapping_data.HERE) / "notes"
+    from recompat.compat.domain import recorded
+
+    domains = recorded((mappings_folder or mapping_data.HERE) / mapping_data.DOMAIN_FILE)
     entries = []
     every = (*maps.entries, *maps.training)
     for e in every:
@@ -511,6 +547,7 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
                 "generated": None if sides(e) is None else sides(e)[1],   # the side translation wrote
                 "output": ex.output, "torch_code": ex.torch_code, "mindspore_code": ex.mindspore_code},
             "notes": notes,
+            "domain": _domain(domains.get(e.id)),
             "related": _related(e, every),
             "pages": {lang: f"{lang}/{e.id}.md" for lang in LANGS},
             "selective": _selective_ops(maps) if maps.selective.runtime.get("ops_page") == e.id else None,
@@ -521,9 +558,36 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
                 for r in maps.reported]
     # the official table's agreeing rows the translator draws on (mappings.table_entries), with what they carry
     table = [{"torch": e.torch["api"], "mindspore": e.mindspore["api"],
-              "params": [p.torch for p in e.params if p.mindspore]} for e in maps.table]
+              "params": [p.torch for p in e.params if p.mindspore], "domain": _domain(domains.get(e.id))}
+             for e in maps.table]
     return {"kind": "recompat-mappings", "format": 1, "generated_by": MARK.replace("`", ""),
-            "versions": dict(VERSIONS), "entries": entries, "reported": reported, "table": table}
+            "versions": dict(VERSIONS), "entries": entries, "reported": reported, "table": table,
+            "domain_wrong": _domain_wrong(domains, (*maps.entries, *maps.table))}
+
+
+def _domain(record: dict | None) -> dict | None:
+    """An entry's domain probes, for its page: how many parts were tried and those that do not agree (outcomes
+    other than "agrees"), or why it was not probed; None for an entry that is not probed."""
+    if record is None:
+        return None
+    parts = record.get("parts", {})
+    return {"tried": len(parts), "reason": record.get("reason", ""),
+            "other": [{"part": p, "outcome": o} for p, o in parts.items() if o != "agrees"]}
+
+
+def _domain_wrong(domains: dict, entries) -> dict[str, list[str]]:
+    """"torch API -> MindSpore API" -> the parts of the domain its translated call is wrong on (DOMAIN_WRONG), for
+    each pair of an entry with one (what the table's row of the same pair is judged by)."""
+    out = {}
+    for e in entries:
+        wrong = [p for p, o in domains.get(e.id, {}).get("parts", {}).items() if o.startswith(DOMAIN_WRONG)]
+        if wrong:
+            out[_pair(e.torch["api"], e.mindspore["api"])] = wrong
+    return out
+
+
+def _pair(torch_api: str, mindspore_api: str | None) -> str:
+    return f"{torch_api} -> {mindspore_api}"
 
 
 def _selective_ops(maps) -> dict:
@@ -678,14 +742,17 @@ def _index_md(env, doc: dict, lang: str, table: bool = False) -> str:
 TABLE_PAGE = "table"   # <lang>/table.md: the official mapping table, run (compat/table.py's recorded verdicts)
 
 
-def _table_md(env, recorded: dict, lang: str, translated: list[dict]) -> str:
+def _table_md(env, recorded: dict, lang: str, translated: list[dict], domain_wrong: dict[str, list[str]]) -> str:
     """The page of the official mapping table's verdicts: the counts, the consistency claims that do not hold, the
-    rows the translator draws on (`translated`: the docs model's "table"), then every row by the table's sections,
-    in the table's order."""
+    rows that agree on one call and not over their domain (`domain_wrong`: the docs model's), the rows the
+    translator draws on (`translated`: the docs model's "table"), then every row by the table's sections, in the
+    table's order. A row's verdict "agrees" is "agrees in part" where its domain has a part that is wrong."""
     from recompat.compat.table import VERDICTS, dtype_outcomes
 
     t = _TEXT[lang]
-    rows = recorded["rows"]
+    rows = [dict(r, verdict="agrees in part", domain=", ".join(domain_wrong[_pair(r["torch_api"], r["mindspore_api"])]))
+            if r["verdict"] == "agrees" and _pair(r["torch_api"], r["mindspore_api"]) in domain_wrong else r
+            for r in recorded["rows"]]
     label = t["verdicts"]
 
     def dtypes(r, only_failing=False):
@@ -694,23 +761,36 @@ def _table_md(env, recorded: dict, lang: str, translated: list[dict]) -> str:
     def shown(r):
         return dict(torch=r["torch_api"], mindspore=r["mindspore_api"] or "-", official=r["official"],
                     verdict=label[r["verdict"]], reason="; ".join(filter(None, [r["reason"], dtypes(r)])),
-                    dtypes=dtypes(r, only_failing=True))
+                    dtypes=dtypes(r, only_failing=True),
+                    domain=r.get("domain", ""))
 
-    counts = recorded["summary"]
+    counts = collections.Counter(r["verdict"] for r in rows)
     in_scope = len(rows) - counts.get("out of scope", 0)
     decided = in_scope - counts.get("not probed", 0)
     wrong = [shown(r) for r in rows if r["official"].lower().startswith("consistent")
              and r["verdict"] in ("differs", "no kernel", "missing")]
-    other_dtypes = [shown(r) for r in rows if r["verdict"] == "agrees" and dtypes(r, only_failing=True)]
+    other_dtypes = [shown(r) for r in rows if r["verdict"].startswith("agrees") and dtypes(r, only_failing=True)]
+    in_part = [shown(r) for r in rows if r["verdict"] == "agrees in part"]
     sections = [(name, [shown(r) for r in rows if r["section"] == name])
                 for name in dict.fromkeys(r["section"] for r in rows)]
     return env.get_template("table.md").render(
-        t=t, mark=MARK, wrong=wrong, other_dtypes=other_dtypes, sections=sections, translated=translated,
+        t=t, mark=MARK, wrong=wrong, other_dtypes=other_dtypes, in_part=in_part, sections=sections,
+        translated=[dict(r, domain=_domain_cell(r.get("domain"), t)) for r in translated],
         translated_intro=t["table_translated_intro"].format(n=len(translated)),
-        counts=[(label[k], counts[k]) for k in VERDICTS if counts.get(k)],
+        counts=[(label[k], counts[k]) for k in (VERDICTS[0], "agrees in part", *VERDICTS[1:]) if counts.get(k)],
         intro=t["table_intro"].format(rows=len(rows), torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]),
         coverage=t["table_coverage"].format(decided=decided, in_scope=in_scope,
                                             share=f"{100 * decided / max(in_scope, 1):.1f}%"))
+
+
+def _domain_cell(domain: dict | None, t: dict) -> str:
+    """A translated row's domain probes in a few words: all parts agree, the wrong ones, or why not probed."""
+    if not domain:
+        return "-"
+    if domain["reason"]:
+        return domain["reason"]
+    wrong = [d["part"] for d in domain["other"] if d["outcome"].startswith(DOMAIN_WRONG)]
+    return t["domain_wrong"].format(parts=", ".join(wrong)) if wrong else t["domain_tried"].format(n=domain["tried"])
 
 
 def _libraries(reported: list[dict]) -> list[str]:
@@ -796,7 +876,7 @@ def build(maps=None, *, mappings_folder: Path | None = None, guides_from: Path |
         if doc["reported"]:
             files[f"{lang}/{REPORTED_PAGE}.md"] = _reported_md(env, doc, lang)
         if table is not None:
-            files[f"{lang}/{TABLE_PAGE}.md"] = _table_md(env, table, lang, doc["table"])
+            files[f"{lang}/{TABLE_PAGE}.md"] = _table_md(env, table, lang, doc["table"], doc["domain_wrong"])
     guides_root = guides_from if guides_from is not None else repo_docs()
     guides = {}   # name -> its text, for the hand-written pages there are
     for name in GUIDES:

@@ -150,8 +150,8 @@ def test_every_probed_entry_has_a_record(maps):
 def test_the_loader_reads_what_differs_into_the_entry(maps):
     record = domain.recorded()
     for e in domain.probed_entries(maps):
-        differs = {p for p, o in record[e.id]["parts"].items() if o.startswith("differs")}
-        assert {p for p, _ in e.domain} == differs, e.id
+        wrong = {p for p, o in record[e.id]["parts"].items() if o.startswith(("differs", "crashes"))}
+        assert {p for p, _ in e.domain} == wrong, e.id
 
 
 def test_a_call_of_an_entry_that_differs_on_part_of_its_domain_is_partial_and_says_where(maps):
@@ -220,3 +220,67 @@ def test_pin_mindspore_max_and_clamp_drop_nan(pynative):
     assert float(ms.Tensor(x).max().asnumpy()) == pytest.approx(0.7)
     assert np.isnan(torch.tensor(x).clamp(0.3, 0.6).numpy()[1])
     assert not np.isnan(ms.Tensor(x).clamp(0.3, 0.6).asnumpy()[1])
+
+
+def test_pin_mindspore_divides_by_minus_zero_to_plus_inf_and_cumprod_has_no_gradient_at_zero(pynative):
+    x, z = np.array([1.0, 2.0], np.float32), np.array([-0.0, 0.0], np.float32)
+    assert torch.divide(torch.tensor(x), torch.tensor(z)).tolist() == [-np.inf, np.inf]
+    assert ms.mint.divide(ms.Tensor(x), ms.Tensor(z)).asnumpy().tolist() == [np.inf, np.inf]
+    v = np.array([[0.0, 2.0, 3.0]], np.float32)
+    t = torch.tensor(v, requires_grad=True)
+    torch.cumprod(t, 1).sum().backward()
+    m = ms.grad(lambda a: ms.mint.cumprod(a, 1).sum())(ms.Tensor(v)).asnumpy()
+    assert np.isfinite(t.grad.numpy()).all() and np.isnan(m[0, 0])
+
+
+def test_pin_mindspore_hardshrink_and_nan_maximum_drop_nan(pynative):
+    x, y = np.full(8, 0.7, np.float32), np.full(8, 0.5, np.float32)
+    x[1] = np.nan
+    assert np.isnan(torch.nn.functional.hardshrink(torch.tensor(x)).numpy()[1])
+    assert ms.mint.nn.functional.hardshrink(ms.Tensor(x)).asnumpy()[1] == 0            # four elements or more
+    assert np.isnan(ms.mint.nn.functional.hardshrink(ms.Tensor(x[:3])).asnumpy()[1])   # three: NaN kept
+    assert np.isnan(torch.maximum(torch.tensor(x), torch.tensor(y)).numpy()[1])
+    assert ms.mint.maximum(ms.Tensor(x), ms.Tensor(y)).asnumpy()[1] == 0.5
+
+
+def test_a_kernel_that_kills_the_process_is_that_parts_outcome_and_the_run_goes_on(maps):
+    """MindSpore 2.10's CPU flip of a tensor with an empty dim dies of SIGFPE (a pin, too): probe_all runs the
+    entries in a process of its own, records the part as "crashes" and goes on with the rest in a new one."""
+    flip, other = entry(maps, "table:torch.flip"), entry(maps, "tensor_abs")
+    said = []
+    found = domain.probe_all([flip, other], maps, say=said.append)
+    assert found[flip.id].parts["an empty dim"] == "crashes: the process died (SIGFPE) running it"
+    assert found[flip.id].parts["float32"] == "agrees" and len(found[flip.id].parts) > 5, "the rest was run"
+    assert found[other.id].parts and not found[other.id].differing(), "the next entry was probed too"
+    assert any("table:torch.flip: an empty dim: the process died (SIGFPE)" in line for line in said)
+    assert dict(flip.domain)["an empty dim"].startswith("crashes"), "the record makes it a part it is wrong on"
+
+
+# -- what users read and what bad input gets ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang, differs, agrees", [("en", "not on these", "agrees with torch on every one"),
+                                                   ("zh", "不一致", "都与 torch 一致")])
+def test_an_entrys_page_shows_what_its_domain_probes_found(lang, differs, agrees):
+    docs = domain.MAPPINGS.parent / "docs" / lang
+    any_page = (docs / "tensor_any.md").read_text(encoding="utf-8")
+    assert "| zeros and -0 | differs: the output" in any_page and "RC327" in any_page and differs in any_page
+    assert agrees in (docs / "tensor_abs.md").read_text(encoding="utf-8")
+
+
+def test_a_domain_record_that_cannot_be_read_is_named(tmp_path):
+    folder = tmp_path / "mappings"
+    import shutil
+
+    shutil.copytree(mappings.HERE, folder, ignore=shutil.ignore_patterns("examples", "__pycache__"))
+    (folder / "domain.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(mappings.MappingError, match=r"domain\.json: cannot read the recorded domain probes.*"
+                                                    r"`recompat prove`"):
+        mappings.load(folder)
+
+
+def test_a_call_giving_a_parameter_twice_is_left_by_hand_not_a_crash(maps):
+    src = b"import torch\n\ndef f():\n    return torch.full(1.5, size=(2, 3))\n"
+    result = translate_bytes(src, "f.py", to="mindspore", scope="model", mappings=maps)
+    site = next(s for s in result.sites if s.api == "torch.full")
+    assert site.status == "manual"
+    assert any(d.code == "RC303" and "size is given twice" in d.message for d in site.diagnostics)

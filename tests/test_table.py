@@ -270,7 +270,7 @@ def test_the_page_lists_every_consistency_claim_that_does_not_hold(lang, consist
     expected = [api for api, r in RECORDED.items() if r["official"].lower().startswith("consistent")
                 and r["verdict"] in ("differs", "no kernel", "missing")]
     assert listed == expected and len(expected) > 50
-    every_row = re.findall(r"^\| `(torch[\w.]*)` \|", page.split("\n## ", 4)[4], re.M)
+    every_row = re.findall(r"^\| `(torch[\w.]*)` \|", page.split("\n## ", 5)[5], re.M)
     assert every_row == list(RECORDED)   # after the rows the translator draws on, every row, in the table's order
 
 
@@ -292,6 +292,26 @@ def test_the_page_lists_every_row_another_dtype_breaks(lang, title):
     expected = [api for api, r in RECORDED.items() if r["verdict"] == "agrees"
                 and any(o != "agrees" for o in (r.get("dtypes") or {}).values())]
     assert listed == expected and len(expected) > 30
+
+
+@pytest.mark.parametrize("lang, title, verdict", [("en", "Where one call agrees and its domain does not", "agrees in part"),
+                                                  ("zh", "单次调用一致、定义域上不一致的行", "部分一致")])
+def test_a_row_that_agrees_on_its_calls_and_not_over_its_domain_agrees_in_part(lang, title, verdict):
+    """The domain probes' record (mappings/domain.json) of the entry that translates a row's pair of APIs, whether
+    made from the row (RC323) or from mappings/: a part it is wrong on makes the row's verdict "agrees in part"."""
+    from recompat import mappings
+    from recompat.compat import domain
+
+    maps, record = mappings.default(), domain.recorded()
+    wrong = {(e.torch["api"], e.mindspore["api"]) for e in (*maps.entries, *maps.table)
+             if any(o.startswith(mappings.DOMAIN_WRONG) for o in record.get(e.id, {}).get("parts", {}).values())}
+    expected = [api for api, r in RECORDED.items() if r["verdict"] == "agrees" and (api, r["mindspore_api"]) in wrong]
+    page = (DOCS / lang / "table.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| `(torch[\w.]*)` \|", page.split(f"## {title}", 1)[1].split("\n## ", 1)[0], re.M)
+    assert listed == expected and "torch.nn.functional.binary_cross_entropy" in listed
+    bce = next(line for line in page.splitlines() if line.startswith("| `torch.nn.functional.binary_cross_entropy` |")
+               and f"| {verdict} |" in line)
+    assert "exact 0 and 1" in page.split(f"## {title}", 1)[1].split("\n## ", 1)[0] and bce
 
 
 def test_the_json_beside_the_page_is_the_record():
