@@ -510,7 +510,7 @@ def test_defaults_are_the_signatures_unless_the_yaml_overrides_them():
     ("dropout", "p", "keep_prob", "0.5", "0.5"),
     ("gelu", "approximate", "approximate", "'none'", "True"),
     ("maxpool2d", "stride", "stride", "kernel_size", "1"),        # torch: an override (its None means kernel_size)
-    ("f_softmax", "dim", "axis", "None", "-1"),
+    ("ms_softmax", "dim", "axis", "None", "-1"),
     ("torch_sum", "dim", "dim", "None", "None"),                  # torch: an override (an overload without it)
     ("checkpoint", "use_reentrant", "use_reentrant", "None: warns, then True", "True"),
     ("checkpoint", "early_stop", "early_stop", "True", "True"),
@@ -548,7 +548,7 @@ def _row(d: dict, entry_id: str, side: str, name: str) -> dict:
 @pytest.mark.parametrize("file, entry_id, side, name, value, index", [
     ("nn_modules.yaml", "linear", "torch", "bias", "True", "entries/2/params/2/torch_default"),
     ("nn_modules.yaml", "layernorm", "mindspore", "epsilon", "1e-7", None),     # the same number, written otherwise
-    ("nn_functions.yaml", "f_softmax", "mindspore", "axis", "-1", None),
+    ("nn_functions.yaml", "ms_softmax", "mindspore", "axis", "-1", None),
     ("checkpoint.yaml", "checkpoint", "mindspore", "use_reentrant", "True", "entries/0/params/2/mindspore_default"),
     ("recompute.yaml", "recompute", "mindspore", "early_stop", "True", None),
 ])

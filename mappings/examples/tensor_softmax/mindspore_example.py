@@ -3,6 +3,7 @@
 output."""
 import numpy as np
 from mindspore import nn
+from recompat.runtime import softmax
 
 
 class Example(nn.Cell):
@@ -12,7 +13,7 @@ class Example(nn.Cell):
 
     def construct(self, x):
         h = self.fc(x)
-        return h.softmax(axis=-1), h.softmax(0)
+        return softmax(h, dim=-1), softmax(h, 0)
 
 
 INPUTS = [np.linspace(-2.0, 2.0, 8, dtype=np.float32).reshape(2, 4)]
