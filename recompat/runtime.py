@@ -68,6 +68,8 @@ def __getattr__(name: str):
         return _as_tensor()
     if name == "einsum":
         return _einsum()
+    if name in DOMAIN_FIXES:
+        return _domain_fixes()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -502,86 +504,87 @@ def _reduced_shape(shape: tuple, dim, keepdim: bool) -> tuple:
     return tuple(1 if i in axes else n for i, n in enumerate(shape) if keepdim or i not in axes)
 
 
-def tensor_any(input, dim=None, keepdim=False):  # noqa: A002 - torch's names
-    """torch's ``input.any(dim, keepdim)`` on a MindSpore tensor: whether any element is non-zero (NaN is), taken
-    on ``input != 0``. MindSpore 2.10's Tensor.any is wrong on a float or int tensor with a zero in it, and over
-    an empty axis gives whatever memory held, bool input too (docs/behaviours.md): an empty reduction is False."""
-    import mindspore
-    from mindspore import ops
-
-    if 0 in tuple(input.shape):   # nothing to reduce, or an empty result
-        return ops.zeros(_reduced_shape(tuple(input.shape), dim, keepdim), mindspore.bool_)
-    return (input != 0).any(dim, keepdim)
-
-
-def softmax(input, dim=None, dtype=None):  # noqa: A002 - torch's names
-    """torch's softmax on a MindSpore tensor, ``exp(x - max) / sum``: a row that is all -inf, or holds +inf or NaN,
-    is NaN as torch's is (MindSpore 2.10's softmax makes it zeros). The max is held constant for the gradient
-    (softmax does not change with it). ``dim`` left out: torch's choice, dim 0 for 0-, 1- and 3-D inputs, else 1."""
-    from mindspore import ops
-
-    if dtype is not None:
-        input = input.astype(dtype)
-    if dim is None:
-        dim = 0 if input.ndim in (0, 1, 3) else 1
-    if 0 in tuple(input.shape):
-        return input * 1   # empty: MindSpore's max refuses it
-    shifted = ops.exp(input - ops.stop_gradient(input.max(axis=dim, keepdims=True)))
-    return shifted / shifted.sum(axis=dim, keepdims=True)
-
-
-def logsumexp(input, dim, keepdim=False):  # noqa: A002 - torch's names
-    """torch's ``input.logsumexp(dim, keepdim)`` on a MindSpore tensor, ``log(sum(exp(x - m))) + m`` with m the max
-    where it is finite, else 0: a row all -inf gives -inf and one with +inf gives inf, as torch's (MindSpore 2.10's
-    gives NaN for both); an integer tensor is taken as float32, as torch does; over an empty axis, -inf (MindSpore's raises)."""
-    import mindspore
-    from mindspore import ops
-
-    if not ops.is_floating_point(input):
-        input = input.astype(mindspore.float32)
-    if 0 in tuple(input.shape):
-        return ops.full(_reduced_shape(tuple(input.shape), dim, keepdim), -math.inf, dtype=input.dtype)
-    top = ops.stop_gradient(input.max(axis=dim, keepdims=True))
-    top = ops.where(ops.isinf(top), ops.zeros_like(top), top)
-    out = ops.log(ops.exp(input - top).sum(axis=dim, keepdims=True)) + top
-    return out if keepdim else out.squeeze(dim)
-
-
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002 - torch's names
-                         reduction="mean"):
-    """torch's F.binary_cross_entropy on MindSpore tensors: each log taken as at least -100, as torch's is (MindSpore
-    2.10's at log(1e-12): probabilities of exactly 0 or 1 give other losses), with torch's gradients (its own
-    backward, not that of the clamped logs): ``(input - target) / max((1 - input) * input, 1e-12)`` for the input,
-    finite at exactly 0 and 1, and ``log(1 - input) - log(input)`` for the target. size_average= and reduce= are
-    torch's old spelling of reduction=."""
-    if size_average is not None or reduce is not None:
-        reduction = ("mean" if size_average in (None, True) else "sum") if reduce in (None, True) else "none"
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"binary_cross_entropy(): reduction={reduction!r} is none of 'none', 'mean', 'sum'")
-    from mindspore import ops
-
-    loss = _binary_cross_entropy()(input, target)
-    if weight is not None:
-        loss = loss * weight
-    if reduction == "mean" and 0 in tuple(loss.shape):
-        return ops.full((), math.nan, dtype=loss.dtype)   # torch's mean of nothing (MindSpore's is inf)
-    return loss if reduction == "none" else loss.mean() if reduction == "mean" else loss.sum()
+DOMAIN_FIXES = ("tensor_any", "softmax", "logsumexp", "binary_cross_entropy")
 
 
 @functools.lru_cache(maxsize=None)
-def _binary_cross_entropy():
-    """The elementwise loss as a Cell whose bprop is torch's (made on first use: importing this module imports no
-    framework)."""
+def _domain_fixes() -> dict:
+    """torch's any, softmax, logsumexp and binary_cross_entropy on MindSpore, where MindSpore 2.10's own compute
+    other values on inputs real code passes (compat/domain.py found them; docs/behaviours.md). Made on first use,
+    MindSpore's names bound outside them: GRAPH mode compiles no import statement."""
+    import mindspore
     from mindspore import nn, ops
 
+    reduced_shape = ops.constexpr(reuse_result=False)(_reduced_shape)   # worked out from constants in GRAPH
+
+    def tensor_any(input, dim=None, keepdim=False):  # noqa: A002 - torch's names
+        """torch's ``input.any(dim, keepdim)``: whether any element is non-zero (NaN is), taken on ``input != 0``.
+        MindSpore 2.10's Tensor.any is wrong on a float or int tensor with a zero in it, and over an empty axis
+        gives whatever memory held, bool input too: an empty reduction is False."""
+        if 0 in input.shape:   # nothing to reduce, or an empty result
+            return ops.zeros(reduced_shape(input.shape, dim, keepdim), mindspore.bool_)
+        return (input != 0).any(dim, keepdim)
+
+    def softmax(input, dim=None, dtype=None):  # noqa: A002 - torch's names
+        """torch's softmax, ``exp(x - max) / sum``: a row that is all -inf, or holds +inf or NaN, is NaN as torch's
+        is (MindSpore 2.10's softmax makes it zeros). The max is held constant for the gradient (softmax does not
+        change with it). ``dim`` left out: torch's choice, dim 0 for 0-, 1- and 3-D inputs, else 1."""
+        if dtype is not None:
+            input = input.astype(dtype)
+        if dim is None:
+            dim = 0 if input.ndim in (0, 1, 3) else 1
+        if 0 in input.shape:
+            return input * 1   # empty: MindSpore's max refuses it
+        shifted = ops.exp(input - ops.stop_gradient(input.max(axis=dim, keepdims=True)))
+        return shifted / shifted.sum(axis=dim, keepdims=True)
+
+    def logsumexp(input, dim, keepdim=False):  # noqa: A002 - torch's names
+        """torch's ``input.logsumexp(dim, keepdim)``, ``log(sum(exp(x - m))) + m`` with m the max where it is
+        finite, else 0: a row all -inf gives -inf and one with +inf gives inf, as torch's (MindSpore 2.10's gives
+        NaN for both); an integer tensor is taken as float32, as torch does; over an empty axis, -inf (MindSpore's
+        raises)."""
+        if not ops.is_floating_point(input):
+            input = input.astype(mindspore.float32)
+        if 0 in input.shape:
+            return ops.full(reduced_shape(input.shape, dim, keepdim), -math.inf, dtype=input.dtype)
+        top = ops.stop_gradient(input.max(axis=dim, keepdims=True))
+        top = ops.where(ops.isinf(top), ops.zeros_like(top), top)
+        out = ops.log(ops.exp(input - top).sum(axis=dim, keepdims=True)) + top
+        return out if keepdim else out.squeeze(dim)
+
     class BinaryCrossEntropy(nn.Cell):
+        """The elementwise loss, each log at least -100, with torch's own backward as its bprop."""
+
         def construct(self, p, t):
             return -(t * ops.clamp(ops.log(p), min=-100.0) + (1 - t) * ops.clamp(ops.log(1 - p), min=-100.0))
 
         def bprop(self, p, t, out, dout):
             return dout * (p - t) / ops.clamp((1 - p) * p, min=1e-12), dout * (ops.log(1 - p) - ops.log(p))
 
-    return BinaryCrossEntropy()
+    elementwise = BinaryCrossEntropy()
+
+    def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,  # noqa: A002
+                             reduction="mean"):
+        """torch's F.binary_cross_entropy: each log taken as at least -100, as torch's is (MindSpore 2.10's at
+        log(1e-12): probabilities of exactly 0 or 1 give other losses), with torch's gradients (its own backward,
+        not that of the clamped logs): ``(input - target) / max((1 - input) * input, 1e-12)`` for the input,
+        finite at exactly 0 and 1, and ``log(1 - input) - log(input)`` for the target. size_average= and
+        reduce= are torch's old spelling of reduction=."""
+        if size_average is not None or reduce is not None:
+            reduction = ("mean" if size_average in (None, True) else "sum") if reduce in (None, True) else "none"
+        if reduction not in ("none", "mean", "sum"):
+            raise ValueError(f"binary_cross_entropy(): reduction={reduction!r} is none of 'none', 'mean', 'sum'")
+        loss = elementwise(input, target)
+        if weight is not None:
+            loss = loss * weight
+        if reduction == "mean" and 0 in loss.shape:
+            return ops.full((), math.nan, dtype=loss.dtype)   # torch's mean of nothing (MindSpore's is inf)
+        if reduction == "none":
+            return loss
+        return loss.mean() if reduction == "mean" else loss.sum()
+
+    return {"tensor_any": tensor_any, "softmax": softmax, "logsumexp": logsumexp,
+            "binary_cross_entropy": binary_cross_entropy}
 
 
 def finfo(type=None):  # noqa: A002 - torch's name

@@ -398,3 +398,34 @@ def test_finfo_gives_torchs_limits(name):
     for attr in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"):
         assert getattr(ours, attr) == getattr(theirs, attr) and type(getattr(ours, attr)) is type(getattr(theirs, attr)), attr
     assert finfo().max == torch.finfo().max          # the default dtype's: float32
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_the_domain_fixes_give_torchs_values_compiled_too(mode):
+    """tensor_any, softmax, logsumexp and binary_cross_entropy (compat/domain.py found MindSpore's own wrong on
+    parts of their domain) compile in GRAPH mode and give torch's values there, empty inputs too."""
+    import mindspore as ms
+    import torch
+    from mindspore import nn
+
+    from recompat.runtime import binary_cross_entropy, logsumexp, softmax, tensor_any
+
+    class Net(nn.Cell):
+        def construct(self, x, p, t):
+            return (tensor_any(x, 1), softmax(x, -1), logsumexp(x, -1), binary_cross_entropy(p, t),
+                    tensor_any(x[:0], 0), logsumexp(x[:0], 0))
+
+    x = np.array([[0, 0.5, 0], [-np.inf, -np.inf, -np.inf]], np.float32)
+    p, t = np.array([0, 1, 0.3, 1], np.float32), np.array([1, 0, 1, 1], np.float32)
+    before = ms.get_context("mode")
+    ms.set_context(mode=getattr(ms, mode))
+    try:
+        got = [o.asnumpy() for o in Net()(ms.Tensor(x), ms.Tensor(p), ms.Tensor(t))]
+    finally:
+        ms.set_context(mode=before)
+    tx = torch.tensor(x)
+    want = [tx.any(1), tx.softmax(-1), tx.logsumexp(-1), torch.nn.functional.binary_cross_entropy(
+        torch.tensor(p), torch.tensor(t)), tx[:0].any(0), tx[:0].logsumexp(0)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6)
+        assert g.dtype == w.numpy().dtype and g.shape == w.numpy().shape

@@ -3,7 +3,7 @@
 given as one list, and an implicit output with '...', on a layer's output."""
 import numpy as np
 from mindspore import nn
-from recompat.runtime import einsum
+from recompat.runtime import einsum, softmax
 
 
 class Example(nn.Cell):
@@ -13,7 +13,7 @@ class Example(nn.Cell):
 
     def construct(self, x):
         q, k, v = self.qkv(x).reshape(2, 3, 3, 4).permute(2, 0, 1, 3).unsqueeze(2)
-        scores = einsum("blxd,blyd->blxy", q, k).softmax(-1)
+        scores = softmax(einsum("blxd,blyd->blxy", q, k), -1)
         out = einsum("bhxy,bhyd->bhxd", scores, v)
         outer = einsum("m,d->md", [x[0, 0], x[1, 1]])
         return out, outer, einsum("...ij,...jk", q, k.swapaxes(-1, -2))

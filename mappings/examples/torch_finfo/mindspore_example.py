@@ -2,7 +2,7 @@
 """torch.finfo: attention scores masked with the dtype's lowest value, and a floor of eps (x-transformers, vit-pytorch)."""
 import numpy as np
 from mindspore import nn
-from recompat.runtime import finfo
+from recompat.runtime import finfo, softmax
 
 
 class Example(nn.Cell):
@@ -12,7 +12,7 @@ class Example(nn.Cell):
 
     def construct(self, x):
         scores = self.proj(x)
-        masked = scores.masked_fill(x > 0.5, -finfo(scores.dtype).max).softmax(axis=-1)
+        masked = softmax(scores.masked_fill(x > 0.5, -finfo(scores.dtype).max), dim=-1)
         return masked, scores.abs() + finfo().eps
 
 
