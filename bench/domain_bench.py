@@ -52,6 +52,9 @@ def main() -> None:
         wrong, left = len(ids & set(differing)), len(ids & set(unprobed))
         print(f"{source}: {len(ids)} probed; agree over every part tried: {len(ids) - wrong - left}; "
               f"differ on part of it: {wrong}; not probed: {left}")
+    routed = sorted(e.id for e in entries if e.mindspore["api"].startswith("recompat.runtime.")
+                    and e.id not in differing and e.id not in unprobed)
+    print(f"routed to recompat.runtime and agreeing over every part tried: {len(routed)} ({', '.join(routed)})")
     for k, d in sorted(differing.items()):
         print(f"  {k}: {'; '.join(d)}")
     for k, why in sorted(unprobed.items()):

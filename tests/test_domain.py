@@ -345,3 +345,32 @@ def test_a_call_giving_a_parameter_twice_is_left_by_hand_not_a_crash(maps):
     site = next(s for s in result.sites if s.api == "torch.full")
     assert site.status == "manual"
     assert any(d.code == "RC303" and "size is given twice" in d.message for d in site.diagnostics)
+
+
+@pytest.mark.parametrize("entry_id, runtime_import, own", [
+    ("f_binary_cross_entropy", "from recompat.runtime import binary_cross_entropy",
+     "from mindspore.mint.nn.functional import binary_cross_entropy"),
+    ("tensor_any", "from recompat.runtime import tensor_any", "def tensor_any(x, *a, **k):\n    return x.any(*a, **k)")])
+def test_the_harness_fails_the_example_with_mindsporess_own_function(tmp_path, entry_id, runtime_import, own):
+    """The paired examples hold what the domain probes found (saturated probabilities, a float tensor with zeros):
+    compare() passes the translation and fails it with MindSpore's own function put back."""
+    import importlib.util
+
+    from recompat.compat import compare
+
+    folder = mappings.HERE / "examples" / entry_id
+    text = (folder / "mindspore_example.py").read_text(encoding="utf-8")
+    assert runtime_import in text
+    (tmp_path / "runtime.py").write_text(text, encoding="utf-8")
+    (tmp_path / "own.py").write_text(text.replace(runtime_import, own), encoding="utf-8")
+
+    def load(path, name):
+        spec = importlib.util.spec_from_file_location(f"{entry_id}_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    t = load(folder / "torch_example.py", "torch")
+    for name, passes in (("runtime", True), ("own", False)):
+        torch.manual_seed(0)
+        assert compare(t.Example(), load(tmp_path / f"{name}.py", name).Example(), t.INPUTS).passed is passes, name
