@@ -48,6 +48,7 @@ from recompat.mappings import DOMAIN_FILE, DOMAIN_WRONG, HERE as MAPPINGS, signa
 
 DOMAIN_RECORD = MAPPINGS / DOMAIN_FILE
 KIND = "recompat-domain"
+WORKER_TAG = "recompat-domain: "   # probe_all's worker's lines, among whatever MindSpore prints
 RULES = ("api_function", "tensor_method")   # the entries probed over a domain
 DTYPES = ("float16", "float64", "int32", "int64", "bool")
 # an outcome's kind is the word it starts with; what --check holds an entry to is its group (KIND_OF): a value
@@ -524,8 +525,8 @@ def _gradients(torch, out: list, ts: list, inputs: list[int], weights: dict) -> 
 
 def probed_entries(maps) -> list:
     """The entries probed over a domain: the proven function and Tensor-method entries translated from torch, and
-    those the translator makes from the mapping table's agreeing rows (RC323), that draw nothing (a random function, an initializer and dropout are proven by the distribution they draw, or
-    the masks replayed)."""
+    those the translator makes from the mapping table's agreeing rows (RC323), that draw nothing (a random
+    function, an initializer and dropout are proven by the distribution they draw, or the masks replayed)."""
     return [e for e in (*maps.entries, *maps.table) if e.rule in RULES and e.source in ("torch", "both")
             and not e.draws and e.form != "initializer" and e.proven
             and not {n.rsplit(".", 1)[-1] for n in e.names("torch")} & maps.functional_dropout]
@@ -590,9 +591,11 @@ def probe_all(entries: list, maps=None, say=print) -> dict[str, Domain]:
             if trying is None:     # before MindSpore ran a part: in torch, or the translation
                 e = pending.pop(0)
                 found[e.id] = Domain(e.id, e.torch["api"], reason=f"the probe's {why}")
+                where = e.id
             else:
                 known.setdefault(trying[0], {})[trying[1]] = f"crashes: {why} running it"
-            say(f"domain: {e.id if trying is None else ': '.join(trying)}: {why}; going on in a new process")
+                where = ": ".join(trying)
+            say(f"domain: {where}: {why}; going on in a new process")
     return found
 
 
@@ -604,8 +607,6 @@ def _exit_name(rc: int) -> str:
             return f"signal {-rc}"
     return f"exit status {rc}"
 
-
-WORKER_TAG = "recompat-domain: "   # the worker's lines, among whatever MindSpore prints
 
 
 def _worker(job: str) -> None:

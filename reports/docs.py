@@ -750,9 +750,11 @@ def _table_md(env, recorded: dict, lang: str, translated: list[dict], domain_wro
     from recompat.compat.table import VERDICTS, dtype_outcomes
 
     t = _TEXT[lang]
-    rows = [dict(r, verdict="agrees in part", domain=", ".join(domain_wrong[_pair(r["torch_api"], r["mindspore_api"])]))
-            if r["verdict"] == "agrees" and _pair(r["torch_api"], r["mindspore_api"]) in domain_wrong else r
-            for r in recorded["rows"]]
+    def judged(r: dict) -> dict:
+        wrong = domain_wrong.get(_pair(r["torch_api"], r["mindspore_api"])) if r["verdict"] == "agrees" else None
+        return dict(r, verdict="agrees in part", domain=", ".join(wrong)) if wrong else r
+
+    rows = [judged(r) for r in recorded["rows"]]
     label = t["verdicts"]
 
     def dtypes(r, only_failing=False):
