@@ -570,15 +570,15 @@ def probe_all(entries: list, maps=None, say=print) -> dict[str, Domain]:
         job = Path(tmp) / "job.pickle"
         while pending:
             job.write_bytes(pickle.dumps((maps, pending, known)))
-            trying, rc = None, None
-            with open(job.with_suffix(".log"), "wb") as err, subprocess.Popen(   # MindSpore's logging: not shown
+            trying, rc, started, log = None, None, False, job.with_suffix(".log")
+            with open(log, "wb") as err, subprocess.Popen(   # MindSpore's logging: not shown, unless it cannot start
                     [sys.executable, "-c", f"from {__name__} import _worker; _worker({str(job)!r})"],
                     stdout=subprocess.PIPE, stderr=err, text=True, encoding="utf-8") as proc:
                 for line in proc.stdout:
                     if not line.startswith(WORKER_TAG):
                         continue                      # MindSpore's own printing
                     message = json.loads(line[len(WORKER_TAG):])
-                    trying = message.get("trying")
+                    started, trying = True, message.get("trying")
                     if "domain" in message:
                         found[message["domain"]["entry"]] = Domain(**message["domain"])
                         if len(found) % 25 == 0 or len(found) == len(entries):
@@ -588,6 +588,10 @@ def probe_all(entries: list, maps=None, say=print) -> dict[str, Domain]:
             if not pending:
                 break
             why = f"the process died ({_exit_name(rc)})"
+            if not started:        # nothing probed: the same would happen to every entry
+                last = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-3:]
+                raise RuntimeError(f"the domain probes' process ({sys.executable}) {why.removeprefix('the process ')}"
+                                   f" before it began: {' / '.join(last) or 'it printed nothing'}")
             if trying is None:     # before MindSpore ran a part: in torch, or the translation
                 e = pending.pop(0)
                 found[e.id] = Domain(e.id, e.torch["api"], reason=f"the probe's {why}")
@@ -618,6 +622,7 @@ def _worker(job: str) -> None:
     def tell(message: dict) -> None:
         print(WORKER_TAG + json.dumps(message), flush=True)
 
+    tell({"started": len(entries)})
     for entry in entries:
         try:
             d = runner.probe_entry(entry, known.get(entry.id), lambda part: tell({"trying": [entry.id, part]}))

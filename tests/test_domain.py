@@ -374,3 +374,12 @@ def test_the_harness_fails_the_example_with_mindsporess_own_function(tmp_path, e
     for name, passes in (("runtime", True), ("own", False)):
         torch.manual_seed(0)
         assert compare(t.Example(), load(tmp_path / f"{name}.py", name).Example(), t.INPUTS).passed is passes, name
+
+
+def test_a_worker_that_cannot_start_is_one_clear_error_not_a_restart_per_entry(maps, monkeypatch, tmp_path):
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'no module named recompat' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    monkeypatch.setattr(domain.sys, "executable", str(broken))
+    with pytest.raises(RuntimeError, match=r"died \(exit status 3\) before it began: no module named recompat"):
+        domain.probe_all([entry(maps, "tensor_abs"), entry(maps, "tensor_max")], maps, say=lambda _: None)
