@@ -1,5 +1,6 @@
-"""Domain probes: each function and Tensor-method entry tried over the inputs real code passes, through the
-translator, on both frameworks.
+"""Domain probes: each function, Tensor-method and layer entry tried over the inputs real code passes, through the
+translator, on both frameworks; and each agreeing row of the official mapping table that no entry takes, as the
+row's own call (:class:`RowPair`).
 
 An entry's paired example proves it on one call. A domain probe tries the entry's torch API over its domain, the
 parts of which are generated from the recorded torch signature and mappings/table/probes.yaml (the specs the
@@ -9,9 +10,12 @@ dims), edge values (zeros and -0, negatives, infinities, NaN, a row all -inf, eq
 very large and very small magnitudes, negative integers) and edge shapes (an empty and a size-1 dim). A part torch
 refuses is outside the domain and is not recorded.
 
-Each part is one case: a torch function of one call (``def case_3(t0): return t0.any(dim=-1)``). The cases of an
-entry are one file, translated as a user's file is (``--scope model``, every core entry taken for proven, so that
-what is probed is the entry's own translation), and run on the same inputs on both sides. A case is judged as
+Each part is one case: a torch function of one call (``def case_3(t0): return t0.any(dim=-1)``); a layer's case
+calls a layer built above it from one constructor form (``layer_3 = torch.nn.Linear(3, 4, bias=False)``), which on
+MindSpore is given torch's weights (compat.weights), both in training mode, its parameters' gradients judged too.
+The cases of an entry are one file, translated as a user's file is (``--scope model``, every core entry taken
+for proven, so that what is probed is the entry's own translation; a table row's: the row's API put in place of
+torch's), and run on the same inputs on both sides. A case is judged as
 ``compare()`` judges a tensor: outputs of the same number, shape and dtype; the same NaN and infinities at the
 same places; integers and bools exactly; floating values by the round-off rule against torch's float64 run of the
 same inputs (``compare.judge_by_reference``); then, where torch's output is floating, the gradients of a fixed
@@ -27,15 +31,18 @@ them in mappings/domain.json (:func:`prove`), whose differing parts the loader r
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import functools
 import json
 import math
 import pickle
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,13 +50,13 @@ from pathlib import Path
 import numpy as np
 
 from recompat.compat.table import (SEED, _array, _as_dtype as table_dtype, _first_line, _flush, _no_kernel, _numpy,
-                                   _other_value, _outputs, _weights, read_probes, retry_on_mindspore)
-from recompat.mappings import DOMAIN_FILE, DOMAIN_WRONG, HERE as MAPPINGS, signature_arguments
+                                   _other_value, _outputs, _weights, read_probes, resolve, retry_on_mindspore)
+from recompat.mappings import DOMAIN_FILE, DOMAIN_WRONG, HERE as MAPPINGS, TABLE_RULES, signature_arguments
 
 DOMAIN_RECORD = MAPPINGS / DOMAIN_FILE
 KIND = "recompat-domain"
 WORKER_TAG = "recompat-domain: "   # probe_all's worker's lines, among whatever MindSpore prints
-RULES = ("api_function", "tensor_method")   # the entries probed over a domain
+RULES = ("api_function", "tensor_method", "api_class")   # the entries probed over a domain
 DTYPES = ("float16", "float64", "int32", "int64", "bool")
 # an outcome's kind is the word it starts with; what --check holds an entry to is its group (KIND_OF): a value
 # within round-off or just beyond it, an error or a missing kernel, are one each (which of the two a run gives can
@@ -66,8 +73,9 @@ LESS_PRECISE = 2.0 ** -11
 @dataclass(frozen=True)
 class Case:
     part: str                                   # the part of the domain it stands for: "int64", "nan in input"
-    call: str                                   # the torch call, over the tensor inputs t0, t1, ...
-    tensors: tuple[np.ndarray, ...]             # what t0, t1, ... are given
+    call: str                                   # the torch call over the inputs t0, t1, ...; a layer's constructor
+    tensors: tuple[np.ndarray, ...]             # what t0, t1, ... are given (what a layer is called on)
+    layer: bool = False                         # a layer (torch.nn.X): built once from `call`, then called
 
 
 @dataclass
@@ -77,13 +85,64 @@ class Domain:
     api: str
     parts: dict[str, str] = field(default_factory=dict)   # part -> outcome
     reason: str = ""                                       # why it is not probed, where it is not
+    mindspore: str = ""                                    # a table row's own pair (RowPair): the row's MindSpore API
 
     def differing(self) -> dict[str, str]:
         """The parts its counterpart is wrong on: another value, or the process killed (DOMAIN_WRONG)."""
         return {p: o for p, o in self.parts.items() if o.startswith(DOMAIN_WRONG)}
 
     def as_dict(self) -> dict:
-        return {"api": self.api, **({"reason": self.reason} if self.reason else {}), "parts": self.parts}
+        return {"api": self.api, **({"mindspore": self.mindspore} if self.mindspore else {}),
+                **({"reason": self.reason} if self.reason else {}), "parts": self.parts}
+
+
+ROW = "row:"   # the id of a table row's own pair: row:<torch API>
+
+
+@dataclass(frozen=True)
+class RowPair:
+    """An agreeing row of the official mapping table whose pair of APIs no probed entry translates, probed as the
+    row's own call: each case's torch call with the row's MindSpore API in its place, the same arguments (what
+    `verify-table` calls), so that the table page's "agrees" covers the row's domain too."""
+    id: str
+    rule: str                   # api_function | tensor_method | api_class, as an entry's
+    torch: dict                 # {"api", "signature"}
+    mindspore: dict             # {"api"}
+
+
+def row_pairs(maps, rows: dict | None = None) -> list[RowPair]:
+    """The table's agreeing rows (`rows`: verify-table's record by torch API, default: the recorded one) of
+    functions, Tensor methods and layers whose (torch, MindSpore) pair is no probed entry's."""
+    import torch
+
+    from recompat.compat.table import _signature_text, recorded as table_record, torch_signature
+
+    rows = table_record() if rows is None else rows
+    taken = {(e.torch["api"], e.mindspore.get("api")) for e in probed_entries(maps)}
+    out = []
+    for api, row in rows.items():
+        ms_api = row.get("mindspore_api")
+        if (row.get("verdict") != "agrees" or not ms_api or (api, ms_api) in taken
+                or row.get("section") not in (*TABLE_RULES, "torch.nn")):
+            continue
+        fn, method = resolve(api), row["section"] == "torch.Tensor"
+        params = torch_signature(fn, method) if fn is not None else None
+        rule = ("api_class" if isinstance(fn, type) and issubclass(fn, torch.nn.Module)
+                else "tensor_method" if method else "api_function")
+        out.append(RowPair(ROW + api, rule, {"api": api, "signature": _signature_text(api.rsplit(".", 1)[1], params)
+                                                         if params is not None else ""}, {"api": ms_api}))
+    return out
+
+
+def _row_call_text(text: str, pair: RowPair) -> str:
+    """module_text's torch file as the row's call on MindSpore: the torch API replaced by the row's, the same
+    arguments."""
+    torch_api, ms_api = pair.torch["api"], pair.mindspore["api"]
+    if pair.rule == "tensor_method":
+        old, new = torch_api.rsplit(".", 1)[1], ms_api.rsplit(".", 1)[1]
+        return text.replace(f"t0.{old}(", f"t0.{new}(").replace("import torch\n", "import mindspore\n", 1)
+    text = re.sub(rf"(?<![\w.]){re.escape(torch_api)}(?=\()", ms_api, text)
+    return text.replace("import torch\n", f"import {ms_api.rsplit('.', 1)[0]}\n", 1)
 
 
 class NotProbed(Exception):
@@ -159,7 +218,7 @@ class _Call:
 def cases(entry, specs: dict) -> list[Case]:
     """The parts of an entry's domain, one case each (the first is the plain float32 call). NotProbed where a
     required parameter has no spec."""
-    api, method = entry.torch["api"], entry.rule == "tensor_method"
+    api, method, layer = entry.torch["api"], entry.rule == "tensor_method", entry.rule == "api_class"
     a = signature_arguments(entry.torch.get("signature", ""))
     if a is None:
         raise NotProbed(f"its torch signature cannot be read ({entry.torch.get('signature')!r})")
@@ -171,6 +230,8 @@ def cases(entry, specs: dict) -> list[Case]:
     api_spec = specs.get("apis", {}).get(api, {})
     if "skip" in api_spec:
         raise NotProbed(api_spec["skip"])
+    if api_spec.get("draws"):
+        raise NotProbed("it draws random values: it is proven by the distribution it draws, or the masks replayed")
     named = {**specs["params"], **{k: s for k, s in api_spec.items() if isinstance(s, dict)}}
     base, rng = specs.get("tensor", {}), np.random.default_rng(SEED)
 
@@ -212,12 +273,17 @@ def cases(entry, specs: dict) -> list[Case]:
             call.args.append((name, _literal(value), keyword_only))
         else:
             raise NotProbed(f"no input for its parameter {name!r}: give one in mappings/table/probes.yaml")
+    if layer:   # its constructor takes no tensor: what it is called on is probes.yaml's `forward`
+        if arrays:
+            raise NotProbed("its constructor takes a tensor: give its inputs in mappings/table/probes.yaml")
+        arrays = [_array(spec or {}, base, rng) for spec in api_spec.get("forward", [{}])]
+        tensor_params = {"the input" if len(arrays) == 1 else f"input {k}": k for k in range(len(arrays))}
     plain = call.text()
     floating = [i for i, x in enumerate(arrays) if np.issubdtype(x.dtype, np.floating)]
-    out = [Case("float32", plain, tuple(arrays))]
+    out = [Case("float32", plain, tuple(arrays), layer)]
 
     def variant(part: str, changes: dict[int, np.ndarray], text: str = plain) -> None:
-        out.append(Case(part, text, tuple(changes.get(i, x) for i, x in enumerate(arrays))))
+        out.append(Case(part, text, tuple(changes.get(i, x) for i, x in enumerate(arrays)), layer))
 
     for dtype in DTYPES if floating else ():
         variant(dtype, {i: _as_dtype(arrays[i], dtype) for i in floating})
@@ -262,17 +328,28 @@ def _positional_after(call: _Call, name: str, order: list[tuple[str, bool]]) -> 
 
 
 def module_text(found: list[Case]) -> str:
-    """The torch file of an entry's cases: one function per case, each on lines of its own."""
+    """The torch file of an entry's cases: one function per case, each on lines of its own; a layer's case has
+    its layer built above it, at module level (``layer_3 = torch.nn.Softmax(dim=0)``), as a model's __init__
+    would."""
     lines = ["import torch", ""]
     for i, case in enumerate(found):
         names = ", ".join(f"t{k}" for k in range(len(case.tensors)))
-        lines += [f"def case_{i}({names}):", f"    return {case.call}", ""]
+        if case.layer:
+            lines += [f"layer_{i} = {case.call}", f"def case_{i}({names}):", f"    return layer_{i}({names})", ""]
+        else:
+            lines += [f"def case_{i}({names}):", f"    return {case.call}", ""]
     return "\n".join(lines)
 
 
-def case_of_line(line: int) -> int:
-    """The case whose function holds `line` of module_text: two lines of imports, then three lines a case."""
-    return (line - 3) // 3
+def case_of_line(found: list[Case], line: int) -> int:
+    """The case whose lines in module_text hold `line` (1-based): two lines of imports, then three lines a case,
+    four for a layer's."""
+    start = 3
+    for i, case in enumerate(found):
+        start += 4 if case.layer else 3
+        if line < start:
+            return i
+    return len(found) - 1
 
 
 # -- running and judging -------------------------------------------------------------------------------------------
@@ -364,20 +441,26 @@ class Runner:
         import mindspore as ms
 
         ms.set_context(mode=ms.PYNATIVE_MODE)
-        domain = Domain(entry.id, entry.torch["api"])
+        domain = _domain_of(entry)
         try:
+            if entry.rule == "api_class":
+                _a_layer(entry.torch["api"], torch)
             found = cases(entry, self.specs)
         except NotProbed as exc:
             domain.reason = str(exc)
             return domain
-        torch_ns: dict = {}
-        exec(compile(module_text(found), f"<domain of {entry.id} (torch)>", "exec"), torch_ns)   # noqa: S102
+        torch.manual_seed(SEED)
         runs = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # a layer torch refuses to build from a part's arguments: that part is outside the domain
+            torch_ns, unbuilt = _exec_each(module_text(found), f"<domain of {entry.id} (torch)>")
             for i, case in enumerate(found):
                 try:
-                    runs[i] = self._torch(torch_ns[f"case_{i}"], case, entry, torch)
+                    if i in unbuilt:
+                        raise _Refused(unbuilt[i])
+                    runs[i] = self._torch(torch_ns[f"case_{i}"], case, entry, torch,
+                                          torch_ns.get(f"layer_{i}") if case.layer else None)
                 except _Refused as exc:
                     if i == 0:
                         domain.reason = (f"torch refuses its plain call {case.call} ({exc}): give its inputs in "
@@ -386,7 +469,11 @@ class Runner:
         if runs and not runs[0][0]:
             domain.reason = f"its call {found[0].call} returns no tensor"
             return domain
-        ms_ns, left = self._translated(found, entry)
+        if _draws(torch_ns["case_0"], found[0], torch):
+            domain.reason = (f"its call {found[0].call} draws random values (another seed, other values): it is "
+                             "proven by the distribution it draws, or the masks replayed")
+            return domain
+        ms_ns, left, unbuilt = self._translated(found, entry)
         # an empty dim last, then the plain call once more, its outcome dropped: MindSpore 2.10 fails the next
         # backward of the same op after one over an empty dim ("For Unstack, memcpy error"), or gives it the empty
         # shape, which would be charged to another part (docs/behaviours.md)
@@ -395,20 +482,24 @@ class Runner:
                 continue
             if i in left:
                 domain.parts[case.part] = f"left by hand: {left[i]}"
+            elif i in unbuilt:
+                domain.parts[case.part] = f"raises: {unbuilt[i]}"
             elif case.part in (known or {}):
                 domain.parts[case.part] = known[case.part]
             else:
                 trying(case.part)
-                domain.parts[case.part] = self._judge_case(ms_ns[f"case_{i}"], case, runs[i], ms)
+                fn = ms_ns[f"case_{i}"]
+                domain.parts[case.part] = self._judge_case(fn, case, runs[i], ms, torch_ns.get(f"layer_{i}"))
                 if case.part == EMPTY and 0 not in left:
-                    self._judge_once(ms_ns["case_0"], found[0], runs[0], ms)
+                    self._judge_once(ms_ns["case_0"], found[0], runs[0], ms, torch_ns.get("layer_0"))
         return domain
 
-    def _torch(self, fn, case: Case, entry, torch):
-        """torch's outputs, its float64 reference's, and each side's gradients (None where none is asked)."""
+    def _torch(self, fn, case: Case, entry, torch, layer=None):
+        """torch's outputs, its float64 reference's, and each side's gradients (None where none is asked): with
+        respect to the floating inputs and, for a layer, its parameters (the reference: a float64 copy of it)."""
         grad = not entry.torch["api"].endswith("_")   # torch refuses an in-place op on a leaf that needs a gradient
 
-        def run(arrays):
+        def run(arrays, fn=fn):
             ts = [torch.tensor(x) for x in arrays]
             for t in ts:
                 if grad and t.is_floating_point():
@@ -420,6 +511,9 @@ class Runner:
                 raise _Refused(str(exc)) from None
             return ts, out
 
+        ref_layer = copy.deepcopy(layer).double() if layer is not None else None
+        ref_fn = fn if layer is None else types.FunctionType(
+            fn.__code__, {**fn.__globals__, fn.__code__.co_names[0]: ref_layer})   # `layer_3` its one global
         try:
             ts, out = run(case.tensors)
         except _Refused:
@@ -429,61 +523,72 @@ class Runner:
             ts, out = run(case.tensors)
         try:
             ref_ts, ref_out = run([x.astype(np.float64) if np.issubdtype(x.dtype, np.floating) else x
-                                   for x in case.tensors])
+                                   for x in case.tensors], ref_fn)
         except _Refused:
-            ref_ts, ref_out = ts, out
+            ref_ts, ref_out, ref_layer = ts, out, layer
         if not all(isinstance(o, (torch.Tensor, np.ndarray, bool, int, float)) for o in out):
             return [], [], None, None      # not a tensor: nothing to compare value by value
         outputs = [_numpy(o) for o in out]
         refs = [_numpy(o) for o in ref_out] if len(ref_out) == len(out) else outputs
         graded = _graded(out)
         inputs = [k for k, t in enumerate(ts) if t.requires_grad]
-        if not (graded and inputs):
+        params = [n for n, p in layer.named_parameters() if p.requires_grad] if layer is not None and grad else []
+        if not (graded and (inputs or params)):
             return outputs, refs, None, None
         weights = _weights(outputs, graded)
-        grads = _gradients(torch, out, ts, inputs, weights)
-        ref_grads = _gradients(torch, ref_out, ref_ts, inputs, weights) if ref_ts is not ts else grads
-        return outputs, refs, (inputs, weights, grads), ref_grads
 
-    def _translated(self, found: list[Case], entry) -> tuple[dict, dict[int, str]]:
-        """The translated file's namespace, and the cases whose call the translator left (index -> why)."""
+        def leaves(ts, layer):
+            own = dict(layer.named_parameters()) if params else {}
+            return [ts[k] for k in inputs] + [own[n] for n in params]
+
+        grads = _gradients(torch, out, leaves(ts, layer), weights)
+        ref_grads = _gradients(torch, ref_out, leaves(ref_ts, ref_layer), weights) if ref_ts is not ts else grads
+        return outputs, refs, (inputs, weights, grads, params), ref_grads
+
+    def _translated(self, found: list[Case], entry) -> tuple[dict, dict[int, str], dict[int, str]]:
+        """The translated file's namespace, the cases whose call the translator left (index -> why), and those
+        whose layer MindSpore refuses to build (index -> its error)."""
         from recompat.translator.translate import translate_bytes
 
         text = module_text(found)
+        if isinstance(entry, RowPair):   # the row's own call, not a translation
+            ns, unbuilt = _exec_each(_row_call_text(text, entry), f"<domain of {entry.id} (MindSpore)>")
+            return ns, {}, unbuilt
         result = translate_bytes(text.encode(), f"<domain of {entry.id}>", to="mindspore", scope="model",
                                  mappings=self.maps)
         left = {}
         for site in result.sites:
             if site.status == "manual":
-                left.setdefault(case_of_line(site.line), next((f"{d.code} {d.message}" for d in site.diagnostics
+                left.setdefault(case_of_line(found, site.line), next((f"{d.code} {d.message}" for d in site.diagnostics
                                          if d.status == "manual"), "manual"))
-        ns: dict = {}
         code = (result.new_data or text.encode()).decode()
-        exec(compile(code, f"<domain of {entry.id} (MindSpore)>", "exec"), ns)   # noqa: S102
-        return ns, left
+        ns, unbuilt = _exec_each(code, f"<domain of {entry.id} (MindSpore)>")
+        return ns, left, unbuilt
 
-    def _judge_case(self, fn, case: Case, torch_run, ms) -> str:
+    def _judge_case(self, fn, case: Case, torch_run, ms, torch_layer=None) -> str:
         """The case's outcome: the worse of two runs on MindSpore (a kernel that reads memory it never wrote, as
         some do on an empty dim, or leaves an earlier op's error behind, is caught in one of them)."""
-        return max((self._judge_once(fn, case, torch_run, ms) for _ in range(2)), key=_severity)
+        return max((self._judge_once(fn, case, torch_run, ms, torch_layer) for _ in range(2)), key=_severity)
 
-    def _judge_once(self, fn, case: Case, torch_run, ms) -> str:
+    def _judge_once(self, fn, case: Case, torch_run, ms, torch_layer=None) -> str:
+        """One run of a case on MindSpore, judged; a layer's case first gets torch's layer's weights."""
         outputs, refs, grad_run, ref_grads = torch_run
         _flush(ms)   # an earlier case's error left behind is not this case's
         xs = [ms.Tensor(x) for x in case.tensors]
         part = ""
         try:
+            params = self._given_weights(fn, torch_layer, ms) if case.layer else {}
             m_out = retry_on_mindspore(lambda: [_numpy(o) for o in _outputs(fn(*xs))], ms)
             if len(m_out) != len(outputs):
                 raise _Differs(f"torch gives {len(outputs)} output(s), MindSpore {len(m_out)}")
             for k, (t, m, r) in enumerate(zip(outputs, m_out, refs)):
                 _judge(f"output {k}" if len(outputs) > 1 else "the output", t, m, r)
             if grad_run is not None:
-                inputs, weights, grads = grad_run
+                inputs, weights, grads, names = grad_run
                 part = "backward: "
-                m_grads = self._mindspore_gradients(fn, xs, inputs, weights, ms)
-                for k, (t, m, r) in enumerate(zip(grads, m_grads, ref_grads)):
-                    _judge(f"the gradient of t{inputs[k]}", t, m, r)
+                m_grads = self._mindspore_gradients(fn, xs, inputs, weights, ms, [params[n] for n in names])
+                for what, t, m, r in zip([f"t{k}" for k in inputs] + names, grads, m_grads, ref_grads):
+                    _judge(f"the gradient of {what}", t, m, r)
         except _Differs as d:
             return f"differs: {d}"
         except _LessPrecise as d:
@@ -493,8 +598,20 @@ class Runner:
                     else f"raises: {part}{type(exc).__name__}: {_first_line(exc)}")
         return "agrees"
 
+    def _given_weights(self, fn, torch_layer, ms) -> dict:
+        """The case's MindSpore layer (the one global its function calls), given torch's layer's parameters and
+        buffers as a user's model is (compat.weights), in training mode as torch's: its Parameters by torch's
+        names. A layer whose weights cannot be paired raises, naming them."""
+        from recompat.compat.weights import transfer_weights
+
+        layer = fn.__globals__[fn.__code__.co_names[0]]
+        moved = transfer_weights(torch_layer, layer, mappings=self.maps)
+        layer.set_train(True)
+        return {pair.torch_name: m for pair, (_, m) in zip(moved.pairs, moved.tensors)}
+
     @staticmethod
-    def _mindspore_gradients(fn, xs, inputs, weights, ms) -> list[np.ndarray]:
+    def _mindspore_gradients(fn, xs, inputs, weights, ms, params=()) -> list[np.ndarray]:
+        """The gradients of the weighted sum with respect to the inputs `inputs`, then the Parameters `params`."""
         def loss(*given):
             args = list(xs)
             for k, x in zip(inputs, given):
@@ -503,7 +620,10 @@ class Runner:
             return sum((outs[k] * ms.Tensor(w).astype(outs[k].dtype)).sum() for k, w in weights.items())
 
         def grads():
-            g = ms.grad(loss, grad_position=tuple(range(len(inputs))))(*[xs[k] for k in inputs])
+            g = ms.grad(loss, grad_position=tuple(range(len(inputs))) if inputs else None,
+                        weights=list(params) or None)(*[xs[k] for k in inputs])
+            if inputs and params:      # (the inputs' gradients, the weights')
+                return [_numpy(x) for part in g for x in _outputs(part)]
             return [_numpy(x) for x in _outputs(g)]
 
         return retry_on_mindspore(grads, ms)
@@ -514,11 +634,51 @@ def _graded(out: list) -> list[int]:
     return [k for k, t in enumerate(out) if getattr(t, "requires_grad", False) and not t.is_complex()]
 
 
-def _gradients(torch, out: list, ts: list, inputs: list[int], weights: dict) -> list[np.ndarray]:
+def _gradients(torch, out: list, leaves: list, weights: dict) -> list[np.ndarray]:
     loss = sum((out[k] * torch.tensor(w, dtype=out[k].dtype)).sum() for k, w in weights.items())
-    found = torch.autograd.grad(loss, [ts[k] for k in inputs], allow_unused=True)
+    found = torch.autograd.grad(loss, leaves, allow_unused=True)
     return [_numpy(g.to_dense() if g.is_sparse else g) if g is not None   # sparse: gather(sparse_grad=True)
-            else np.zeros(ts[k].shape, _numpy(ts[k]).dtype) for g, k in zip(found, inputs)]
+            else np.zeros(x.shape, _numpy(x).dtype) for g, x in zip(found, leaves)]
+
+
+def _domain_of(entry) -> Domain:
+    """An entry's outcomes, none yet (a table row's own pair names its MindSpore API)."""
+    return Domain(entry.id, entry.torch["api"], mindspore=entry.mindspore["api"] if isinstance(entry, RowPair) else "")
+
+
+def _draws(fn, case: Case, torch) -> bool:
+    """Whether torch's call gives other values under another seed (a dropout layer no spec marks)."""
+    outs = []
+    for seed in (0, 1):
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            outs.append([_numpy(o) for o in _outputs(fn(*[torch.tensor(x) for x in case.tensors]))])
+    return any(a.shape != b.shape or not np.array_equal(a, b, equal_nan=True) for a, b in zip(*outs))
+
+
+def _exec_each(code: str, filename: str) -> tuple[dict, dict[int, str]]:
+    """module_text's file (or its translation) run statement by statement: its namespace, and the cases whose
+    layer could not be built (index -> the error), so that one part's constructor error is that part's outcome."""
+    ns: dict = {}
+    failed = {}
+    for stmt in ast.parse(code).body:
+        try:
+            exec(compile(ast.Module([stmt], []), filename, "exec"), ns)   # noqa: S102
+        except Exception as exc:   # noqa: BLE001
+            target = stmt.targets[0].id if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) else ""
+            if not target.startswith("layer_"):
+                raise
+            failed[int(target.removeprefix("layer_"))] = f"constructor: {type(exc).__name__}: {_first_line(exc)}"
+    return ns, failed
+
+
+def _a_layer(api: str, torch) -> None:
+    """NotProbed unless `api` is a torch layer that computes something of its own."""
+    cls = resolve(api)
+    if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+        raise NotProbed(f"{api} is no layer (torch.nn.Module): the translator's own cases cover it")
+    if cls.forward is torch.nn.Module.forward:
+        raise NotProbed(f"{api} has no forward of its own: a container, proven by the models that hold layers")
 
 
 # -- the record ----------------------------------------------------------------------------------------------------
@@ -594,7 +754,7 @@ def probe_all(entries: list, maps=None, say=print) -> dict[str, Domain]:
                                    f" before it began: {' / '.join(last) or 'it printed nothing'}")
             if trying is None:     # before MindSpore ran a part: in torch, or the translation
                 e = pending.pop(0)
-                found[e.id] = Domain(e.id, e.torch["api"], reason=f"the probe's {why}")
+                found[e.id] = dataclasses.replace(_domain_of(e), reason=f"the probe's {why}")
                 where = e.id
             else:
                 known.setdefault(trying[0], {})[trying[1]] = f"crashes: {why} running it"
@@ -627,8 +787,8 @@ def _worker(job: str) -> None:
         try:
             d = runner.probe_entry(entry, known.get(entry.id), lambda part: tell({"trying": [entry.id, part]}))
         except Exception as exc:   # noqa: BLE001
-            d = Domain(entry.id, entry.torch["api"], reason=f"the probe failed: {type(exc).__name__}: "
-                                                            f"{str(exc)[:200]}")
+            d = dataclasses.replace(_domain_of(entry), reason=f"the probe failed: {type(exc).__name__}: "
+                                                              f"{str(exc)[:200]}")
         tell({"domain": dataclasses.asdict(d)})
 
 
@@ -640,7 +800,11 @@ def prove(entries: list, maps, folder: Path | None = None, *, check: bool = Fals
 
     path = (folder or MAPPINGS) / DOMAIN_FILE
     before = recorded(path)
-    taken = {e.id for e in probed_entries(maps)}
+    rows = [e for e in entries if isinstance(e, RowPair)]   # given: all of them (the others' records go)
+    given = {e.id: e for e in entries}     # an entry proven just now is probed, and its record kept, as the others
+    now = dataclasses.replace(maps, entries=tuple(given.get(e.id, e) for e in maps.entries))
+    taken = {e.id for e in probed_entries(now)} | ({e.id for e in rows} if rows else
+                                                   {k for k in before if k.startswith(ROW)})
     todo = [e for e in entries if e.id in taken]
     if not todo:
         return 0
@@ -663,7 +827,7 @@ def prove(entries: list, maps, folder: Path | None = None, *, check: bool = Fals
                 f"and commit {path.name}")
             return 1
         return 0
-    merged = {k: Domain(k, v.get("api", ""), dict(v.get("parts", {})), v.get("reason", ""))
+    merged = {k: Domain(k, v.get("api", ""), dict(v.get("parts", {})), v.get("reason", ""), v.get("mindspore", ""))
               for k, v in before.items() if k in taken}
     merged.update(found)
     text = record_text(merged)

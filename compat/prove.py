@@ -341,6 +341,8 @@ def run(entry_ids=None, check: bool = False, *, mappings_folder: Path | None = N
         from recompat.compat import domain
 
         proven = [dataclasses.replace(e, proven=True) for e, p in zip(entries, proofs) if p.agrees]
+        if not entry_ids:   # every entry: the table's too, those made from its rows and its rows' own pairs
+            proven += [*maps.table, *domain.row_pairs(maps)]
         domain_status = domain.prove(proven, maps, mappings_folder, check=check, say=say)
     except ProveError as exc:
         say(f"error: {exc}")

@@ -37,7 +37,8 @@ about -88.5 in float32).
 
 ``tensor_any``, ``softmax``, ``logsumexp`` and ``binary_cross_entropy`` are torch's where MindSpore 2.10's own
 compute other values on inputs real code passes (a zero in a float tensor, a fully masked attention row, a
-saturated probability): the domain probes (compat/domain.py) found the difference and found these right.
+saturated probability): the domain probes (compat/domain.py) found the difference and found these right. The
+layer ``Softmax`` is torch's nn.Softmax, on ``softmax``, for the same reason.
 
 ``ModuleDict`` is torch's ModuleDict as a Cell (MindSpore's CellDict refuses containers as values).
 
@@ -54,8 +55,9 @@ import string
 import warnings
 
 __all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "initialized", "layer_norm",
-           "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "no_grad", "roll", "scaled_dot_product_attention",
-           "softmax", "tensor_any", "tensor_to", "torch_signature", "UniformBetween"]
+           "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "no_grad", "roll",
+           "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "torch_signature",
+           "UniformBetween"]
 
 
 def __getattr__(name: str):
@@ -504,12 +506,12 @@ def _reduced_shape(shape: tuple, dim, keepdim: bool) -> tuple:
     return tuple(1 if i in axes else n for i, n in enumerate(shape) if keepdim or i not in axes)
 
 
-DOMAIN_FIXES = ("tensor_any", "softmax", "logsumexp", "binary_cross_entropy")
+DOMAIN_FIXES = ("tensor_any", "softmax", "logsumexp", "binary_cross_entropy", "Softmax")
 
 
 @functools.lru_cache(maxsize=None)
 def _domain_fixes() -> dict:
-    """torch's any, softmax, logsumexp and binary_cross_entropy on MindSpore, where MindSpore 2.10's own compute
+    """torch's any, softmax (and nn.Softmax), logsumexp and binary_cross_entropy on MindSpore, where MindSpore 2.10's own compute
     other values on inputs real code passes (compat/domain.py found them; docs/behaviours.md). Made on first use,
     MindSpore's names bound outside them: GRAPH mode compiles no import statement."""
     import mindspore
@@ -583,8 +585,19 @@ def _domain_fixes() -> dict:
             return loss
         return loss.mean() if reduction == "mean" else loss.sum()
 
+    class Softmax(nn.Cell):
+        """torch's nn.Softmax: ``softmax`` above along ``dim`` (left out: torch's choice from the input's rank)."""
+
+        def __init__(self, dim=None):
+            super().__init__()
+            self.dim = dim
+
+        def construct(self, input):  # noqa: A002 - torch's name
+            return softmax(input, self.dim)
+
+    Softmax.__module__ = __name__
     return {"tensor_any": tensor_any, "softmax": softmax, "logsumexp": logsumexp,
-            "binary_cross_entropy": binary_cross_entropy}
+            "binary_cross_entropy": binary_cross_entropy, "Softmax": Softmax}
 
 
 def finfo(type=None):  # noqa: A002 - torch's name

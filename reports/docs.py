@@ -222,11 +222,14 @@ _TEXT = {
         "table_domain_intro": ("Rows whose probe agrees, and whose calls over their domain (each dtype torch takes, "
                                "keyword forms, edge values and shapes, through `recompat translate`, as `recompat "
                                "prove` tries an entry's; `mappings/domain.json`) differ on a part: the verdict is "
-                               "\"agrees in part\", and the translator notes each such call (RC327)."),
+                               "\"agrees in part\", and the translator notes each such call (RC327). A row whose "
+                               "pair no probe has tried over its domain yet is \"agrees on the calls tried\": no "
+                               "claim beyond them."),
         "table_domain_head": "| PyTorch | MindSpore | The table says | Where it differs |",
         "domain_tried": "agrees on all {n} parts tried",
         "domain_wrong": "differs on {parts}",
-        "verdicts": {"agrees": "agrees", "agrees in part": "agrees in part", "differs": "differs", "no kernel": "no kernel (CPU)", "missing": "missing",
+        "verdicts": {"agrees": "agrees", "agrees in part": "agrees in part",
+                     "agrees on its calls": "agrees on the calls tried", "differs": "differs", "no kernel": "no kernel (CPU)", "missing": "missing",
                      "not probed": "not probed", "out of scope": "out of scope"},
     },
     "zh": {
@@ -378,11 +381,13 @@ _TEXT = {
         "table_domain_title": "单次调用一致、定义域上不一致的行",
         "table_domain_intro": ("探测一致、但在定义域上(torch 接受的每种 dtype、关键字形式、边界值与形状,经 `recompat "
                                "translate` 翻译,与 `recompat prove` 对条目的探测相同;`mappings/domain.json`)有部分"
-                               "不一致的行:判定为\"部分一致\",翻译器在每个此类调用处注明(RC327)。"),
+                               "不一致的行:判定为\"部分一致\",翻译器在每个此类调用处注明(RC327)。尚未在定义域上"
+                               "探测其 API 对的行为\"所试调用一致\":不作超出这些调用的断言。"),
         "table_domain_head": "| PyTorch | MindSpore | 映射表的说法 | 不一致之处 |",
         "domain_tried": "所试 {n} 个部分全部一致",
         "domain_wrong": "在以下部分不一致:{parts}",
-        "verdicts": {"agrees": "一致", "agrees in part": "部分一致", "differs": "不一致", "no kernel": "无内核(CPU)", "missing": "缺失",
+        "verdicts": {"agrees": "一致", "agrees in part": "部分一致", "agrees on its calls": "所试调用一致",
+                     "differs": "不一致", "no kernel": "无内核(CPU)", "missing": "缺失",
                      "not probed": "未探测", "out of scope": "不在范围内"},
     },
 }
@@ -562,7 +567,8 @@ def model(maps=None, *, mappings_folder: Path | None = None) -> dict:
              for e in maps.table]
     return {"kind": "recompat-mappings", "format": 1, "generated_by": MARK.replace("`", ""),
             "versions": dict(VERSIONS), "entries": entries, "reported": reported, "table": table,
-            "domain_wrong": _domain_wrong(domains, (*maps.entries, *maps.table))}
+            "domain_wrong": _domain_wrong(domains, (*maps.entries, *maps.table)),
+            "domain_probed": sorted(_probed_pairs(domains, (*maps.entries, *maps.table)))}
 
 
 def _domain(record: dict | None) -> dict | None:
@@ -575,14 +581,23 @@ def _domain(record: dict | None) -> dict | None:
             "other": [{"part": p, "outcome": o} for p, o in parts.items() if o != "agrees"]}
 
 
+def _probed_pairs(domains: dict, entries) -> dict[str, dict]:
+    """"torch API -> MindSpore API" -> its domain record, for each pair probed over its domain: an entry's (the
+    translated call), or a table row's own (the row's call, its record naming the row's MindSpore API)."""
+    out = {_pair(e.torch["api"], e.mindspore["api"]): domains[e.id] for e in entries
+           if domains.get(e.id, {}).get("parts")}
+    out.update({_pair(d["api"], d["mindspore"]): d for d in domains.values() if d.get("mindspore") and d.get("parts")})
+    return out
+
+
 def _domain_wrong(domains: dict, entries) -> dict[str, list[str]]:
-    """"torch API -> MindSpore API" -> the parts of the domain its translated call is wrong on (DOMAIN_WRONG), for
-    each pair of an entry with one (what the table's row of the same pair is judged by)."""
+    """"torch API -> MindSpore API" -> the parts of the domain its call is wrong on (DOMAIN_WRONG), for each pair
+    probed with one (what the table's row of the same pair is judged by)."""
     out = {}
-    for e in entries:
-        wrong = [p for p, o in domains.get(e.id, {}).get("parts", {}).items() if o.startswith(DOMAIN_WRONG)]
+    for pair, record in _probed_pairs(domains, entries).items():
+        wrong = [p for p, o in record["parts"].items() if o.startswith(DOMAIN_WRONG)]
         if wrong:
-            out[_pair(e.torch["api"], e.mindspore["api"])] = wrong
+            out[pair] = wrong
     return out
 
 
@@ -742,17 +757,25 @@ def _index_md(env, doc: dict, lang: str, table: bool = False) -> str:
 TABLE_PAGE = "table"   # <lang>/table.md: the official mapping table, run (compat/table.py's recorded verdicts)
 
 
-def _table_md(env, recorded: dict, lang: str, translated: list[dict], domain_wrong: dict[str, list[str]]) -> str:
+def _table_md(env, recorded: dict, lang: str, translated: list[dict], domain_wrong: dict[str, list[str]],
+              domain_probed: list[str]) -> str:
     """The page of the official mapping table's verdicts: the counts, the consistency claims that do not hold, the
     rows that agree on one call and not over their domain (`domain_wrong`: the docs model's), the rows the
     translator draws on (`translated`: the docs model's "table"), then every row by the table's sections, in the
-    table's order. A row's verdict "agrees" is "agrees in part" where its domain has a part that is wrong."""
+    table's order. A row's verdict "agrees" is "agrees in part" where its domain has a part that is wrong, and
+    "agrees on its calls" where its pair was not probed over its domain (`domain_probed`)."""
     from recompat.compat.table import VERDICTS, dtype_outcomes
 
     t = _TEXT[lang]
+    probed = set(domain_probed)
+
     def judged(r: dict) -> dict:
-        wrong = domain_wrong.get(_pair(r["torch_api"], r["mindspore_api"])) if r["verdict"] == "agrees" else None
-        return dict(r, verdict="agrees in part", domain=", ".join(wrong)) if wrong else r
+        if r["verdict"] != "agrees":
+            return r
+        pair = _pair(r["torch_api"], r["mindspore_api"])
+        if wrong := domain_wrong.get(pair):
+            return dict(r, verdict="agrees in part", domain=", ".join(wrong))
+        return r if pair in probed else dict(r, verdict="agrees on its calls")
 
     rows = [judged(r) for r in recorded["rows"]]
     label = t["verdicts"]
@@ -779,7 +802,8 @@ def _table_md(env, recorded: dict, lang: str, translated: list[dict], domain_wro
         t=t, mark=MARK, wrong=wrong, other_dtypes=other_dtypes, in_part=in_part, sections=sections,
         translated=[dict(r, domain=_domain_cell(r.get("domain"), t)) for r in translated],
         translated_intro=t["table_translated_intro"].format(n=len(translated)),
-        counts=[(label[k], counts[k]) for k in (VERDICTS[0], "agrees in part", *VERDICTS[1:]) if counts.get(k)],
+        counts=[(label[k], counts[k]) for k in (VERDICTS[0], "agrees in part", "agrees on its calls", *VERDICTS[1:])
+                if counts.get(k)],
         intro=t["table_intro"].format(rows=len(rows), torch_v=VERSIONS["torch"], mindspore_v=VERSIONS["mindspore"]),
         coverage=t["table_coverage"].format(decided=decided, in_scope=in_scope,
                                             share=f"{100 * decided / max(in_scope, 1):.1f}%"))
@@ -878,7 +902,7 @@ def build(maps=None, *, mappings_folder: Path | None = None, guides_from: Path |
         if doc["reported"]:
             files[f"{lang}/{REPORTED_PAGE}.md"] = _reported_md(env, doc, lang)
         if table is not None:
-            files[f"{lang}/{TABLE_PAGE}.md"] = _table_md(env, table, lang, doc["table"], doc["domain_wrong"])
+            files[f"{lang}/{TABLE_PAGE}.md"] = _table_md(env, table, lang, doc["table"], doc["domain_wrong"], doc["domain_probed"])
     guides_root = guides_from if guides_from is not None else repo_docs()
     guides = {}   # name -> its text, for the hand-written pages there are
     for name in GUIDES:

@@ -76,6 +76,38 @@ def test_a_varargs_size_is_tried_spread_and_as_one_tuple(maps, runner):
     assert calls["size as one tuple"] == "torch.zeros((2, 3))"
 
 
+def test_a_layer_is_built_from_its_constructors_forms_and_called_on_its_forward_inputs(maps, runner):
+    parts = {c.part: c for c in domain.cases(entry(maps, "linear"), runner.specs)}
+    assert all(c.layer for c in parts.values())
+    assert parts["float32"].call == "torch.nn.Linear(3, 4)"
+    assert parts["bias=False"].call == "torch.nn.Linear(3, 4, bias=False)"
+    assert parts["in_features= by keyword"].call == "torch.nn.Linear(out_features=4, in_features=3)"
+    assert {"float16", "nan", "a row all -inf", "an empty dim"} <= set(parts)
+    assert "layer_0 = torch.nn.Linear(3, 4)\ndef case_0(t0):\n    return layer_0(t0)" in domain.module_text(
+        list(parts.values()))
+
+
+def test_a_layers_parameters_are_given_torchs_and_their_gradients_judged(maps, runner, monkeypatch, pynative):
+    """MindSpore's Dense made to double its weight's gradient, its values and its input's gradient right: caught
+    in the weight's gradient only (the layers' weights are torch's, so a right layer agrees)."""
+    assert not runner.probe_entry(entry(maps, "linear")).differing()
+
+    def planted(self, x):   # 2-D input, as the probe's: x @ w.T + b, w's gradient doubled
+        w = self.weight * 2 - ms.ops.stop_gradient(self.weight)
+        out = ms.ops.matmul(x, w.T)
+        return out + self.bias if self.has_bias else out
+
+    monkeypatch.setattr(ms.nn.Dense, "construct", planted)
+    found = runner.probe_entry(entry(maps, "linear"))
+    assert "the gradient of weight" in found.parts["float32"]
+    assert "the output" not in found.parts["float32"]
+
+
+def test_containers_and_non_layers_are_not_probed_and_say_why(maps, runner):
+    assert "no forward of its own" in runner.probe_entry(entry(maps, "module_list")).reason
+    assert "is no layer" in runner.probe_entry(entry(maps, "tensor_class")).reason
+
+
 def test_an_entry_without_inputs_for_a_parameter_is_not_probed_and_says_why(maps, runner):
     e = entry(maps, "tensor_any")
     odd = dataclasses.replace(e, torch={**e.torch, "signature": "any(frobnicate, dim=None)"})
@@ -96,7 +128,8 @@ def _mindsporess_own(maps, entry_id: str, own_id: str):
 @pytest.mark.parametrize("entry_id, own_id, part, found_there", [
     ("tensor_any", "ms_tensor_any", "zeros and -0", "differs: the output"),
     ("f_softmax", "ms_softmax", "a row all -inf", "torch gives nan, MindSpore 0.0"),
-    ("tensor_logsumexp", "ms_tensor_logsumexp", "a row all -inf", "torch gives -inf, MindSpore nan")])
+    ("tensor_logsumexp", "ms_tensor_logsumexp", "a row all -inf", "torch gives -inf, MindSpore nan"),
+    ("softmax", "ms_nn_softmax", "a row all -inf", "torch gives nan, MindSpore 0.0")])
 def test_mindsporess_own_function_is_found_wrong_and_the_runtimes_agrees(maps, pynative, entry_id, own_id, part,
                                                                          found_there):
     before = domain.Runner(maps=_mindsporess_own(maps, entry_id, own_id)).probe_entry(
@@ -154,6 +187,24 @@ def test_every_probed_entry_has_a_record(maps):
     record = domain.recorded()
     missing = [e.id for e in domain.probed_entries(maps) if e.id not in record]
     assert not missing, f"no domain record for {missing}: run `recompat prove`"
+
+
+def test_every_agreeing_table_row_is_probed_as_its_own_pair_where_no_entry_is(maps):
+    record = domain.recorded()
+    rows = domain.row_pairs(maps)
+    assert len(rows) > 50 and not [r.id for r in rows if r.id not in record], "run `recompat prove`"
+    assert not [k for k in record if k.startswith(domain.ROW) and k not in {r.id for r in rows}], \
+        "records of rows an entry now takes: run `recompat prove`"
+
+
+def test_a_table_rows_own_call_is_probed_and_the_issues_row_found_wrong(maps, runner, pynative):
+    """mint.any, which the table calls consistent and its probe found to agree on one call: the row's own call
+    (the torch call with mint.any in its place) is wrong on a float tensor with a zero in it."""
+    row = next(r for r in domain.row_pairs(maps) if r.torch["api"] == "torch.any")
+    assert row.mindspore["api"] == "mindspore.mint.any" and row.rule == "api_function"
+    found = runner.probe_entry(row)
+    assert found.mindspore == "mindspore.mint.any" and found.parts["float32"] == "agrees"
+    assert found.parts["zeros and -0"].startswith("differs: the output")
 
 
 def test_the_loader_reads_what_differs_into_the_entry(maps):
@@ -268,6 +319,12 @@ def test_pin_mindspore_max_and_clamp_drop_nan(pynative):
     assert float(ms.Tensor(x).max().asnumpy()) == pytest.approx(0.7)
     assert np.isnan(torch.tensor(x).clamp(0.3, 0.6).numpy()[1])
     assert not np.isnan(ms.Tensor(x).clamp(0.3, 0.6).asnumpy()[1])
+
+
+def test_pin_mindspore_max_pool_of_a_window_all_minus_inf_is_minus_float_max(pynative):
+    x = np.full((1, 1, 2, 2), -np.inf, np.float32)
+    assert torch.nn.MaxPool2d(2)(torch.tensor(x)).item() == -np.inf
+    assert ms.nn.MaxPool2d(2)(ms.Tensor(x)).asnumpy().item() == -np.finfo(np.float32).max
 
 
 def test_pin_mindspore_divides_by_minus_zero_to_plus_inf_and_cumprod_has_no_gradient_at_zero(pynative):

@@ -17,7 +17,7 @@ import pytest
 
 from recompat import mappings
 from recompat.cli import main
-from recompat.compat import prove
+from recompat.compat import domain, prove
 
 TORCH_LINEAR = '''\
 """nn.Linear: renamed parameters, same weight layout."""
@@ -196,9 +196,13 @@ def test_progress_is_one_line_per_entry_and_a_summary(tmp_path):
     assert lines[0] == "recompat: [1/3] checkpoint: agrees"
     assert lines[1].startswith("recompat: [2/3] ms_layer_norm: fails: ") and "ms_layer_norm" in lines[1]
     assert lines[2] == "recompat: [3/3] relu: agrees"
-    assert lines[3] == ("recompat: 2 of 3 entries agree; unproven (no output.txt, so `recompat translate --scope "
-                        "model` leaves their API as it is): ms_layer_norm")
-    assert len(lines) == 4
+    # then the domain step, over the entries it probes (relu's layer): its progress and counts
+    assert lines[3:5] == ["recompat: domain: 1/1 entries probed", "recompat: domain: 1 entries probed over "
+                          f"{len(domain.recorded(folder / 'domain.json')['relu']['parts'])} parts: 0 agree over every "
+                          "part tried, 1 differ on part of it, 0 not probed"]
+    assert lines[-1] == ("recompat: 2 of 3 entries agree; unproven (no output.txt, so `recompat translate --scope "
+                         "model` leaves their API as it is): ms_layer_norm")
+    assert len(lines) == 6
 
 
 @pytest.mark.runtime

@@ -298,19 +298,48 @@ def test_the_page_lists_every_row_another_dtype_breaks(lang, title):
                                                   ("zh", "单次调用一致、定义域上不一致的行", "部分一致")])
 def test_a_row_that_agrees_on_its_calls_and_not_over_its_domain_agrees_in_part(lang, title, verdict):
     """The domain probes' record (mappings/domain.json) of the entry that translates a row's pair of APIs, whether
-    made from the row (RC323) or from mappings/: a part it is wrong on makes the row's verdict "agrees in part"."""
+    made from the row (RC323) or from mappings/, or of the row's own call where no entry takes it: a part it is
+    wrong on makes the row's verdict "agrees in part"."""
     from recompat import mappings
     from recompat.compat import domain
 
     maps, record = mappings.default(), domain.recorded()
     wrong = {(e.torch["api"], e.mindspore["api"]) for e in (*maps.entries, *maps.table)
              if any(o.startswith(mappings.DOMAIN_WRONG) for o in record.get(e.id, {}).get("parts", {}).values())}
+    wrong |= {(r["api"], r["mindspore"]) for r in record.values()    # a row's own pair (domain.RowPair)
+              if r.get("mindspore") and any(o.startswith(mappings.DOMAIN_WRONG) for o in r["parts"].values())}
     expected = [api for api, r in RECORDED.items() if r["verdict"] == "agrees" and (api, r["mindspore_api"]) in wrong]
     page = (DOCS / lang / "table.md").read_text(encoding="utf-8")
     listed = re.findall(r"^\| `(torch[\w.]*)` \|", page.split(f"## {title}", 1)[1].split("\n## ", 1)[0], re.M)
     assert listed == expected and "torch.cumprod" in listed
     assert any(line.startswith("| `torch.cumprod` |") and f"| {verdict} |" in line for line in page.splitlines())
     assert "zeros and -0, exact 0 and 1" in page.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize("lang, agrees, on_calls, in_part", [
+    ("en", "agrees", "agrees on the calls tried", "agrees in part"), ("zh", "一致", "所试调用一致", "部分一致")])
+def test_a_row_agrees_only_where_its_pair_agrees_over_its_domain(lang, agrees, on_calls, in_part):
+    """The page says "agrees" only of a row whose pair the domain probes tried (an entry's translated call, or the
+    row's own call: mappings/domain.json's `row:` records) and found right on every part; a row whose pair could
+    not be probed claims only its calls. The issue's rows (mint.any, mint's BCELoss and Softmax) agreed on one or
+    two calls: over their domain they agree in part."""
+    from recompat import mappings
+    from recompat.compat import domain
+
+    maps, record = mappings.default(), domain.recorded()
+    probed = {(e.torch["api"], e.mindspore["api"]) for e in (*maps.entries, *maps.table)
+              if record.get(e.id, {}).get("parts")}
+    probed |= {(r["api"], r["mindspore"]) for r in record.values() if r.get("mindspore") and r.get("parts")}
+    page = (DOCS / lang / "table.md").read_text(encoding="utf-8")
+    sections = page.split("\n## torch\n", 1)[1]          # the rows by section, after the lists above them
+    cells = [re.split(r"(?<!\\)\|", line) for line in sections.splitlines() if line.startswith("| `")]
+    shown = {c[1].strip(" `"): c[4].strip() for c in cells}
+    for api in ("torch.any", "torch.nn.BCELoss", "torch.nn.Softmax"):
+        assert shown[api] == in_part, api
+    pairs = {api: (api, RECORDED[api]["mindspore_api"]) for api in shown}
+    assert sum(v == agrees for v in shown.values()) > 100
+    assert all(pairs[api] in probed for api, v in shown.items() if v in (agrees, in_part))
+    assert all(pairs[api] not in probed for api, v in shown.items() if v == on_calls)
 
 
 def test_the_json_beside_the_page_is_the_record():

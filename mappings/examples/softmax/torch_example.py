@@ -1,4 +1,4 @@
-"""nn.Softmax over dim 1 (positional) and dim=-1 on 3-D input: dim is MindSpore's axis (whose default is -1)."""
+"""nn.Softmax over dim 1 (positional) and dim=-1 on 3-D input, the same parameter on both sides."""
 import numpy as np
 from torch import nn
 
