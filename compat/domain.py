@@ -386,21 +386,23 @@ def _judge(name: str, t: np.ndarray, m: np.ndarray, ref: np.ndarray) -> None:
             at = _first_place(bad)
             raise _Differs(f"{name}: at {list(at)} torch gives {t[at]}, MindSpore {m[at]}")
         return
-    t64, m64 = t.astype(np.float64), m.astype(np.float64)
-    odd = ~(np.isfinite(t64) & np.isfinite(m64))
+    t64, m64, r = t.astype(np.float64), m.astype(np.float64), ref.astype(np.float64)
+    # torch's float32 non-finite where its float64 run is finite: torch overflowed there, its own error is
+    # unbounded, and by the round-off rule whatever MindSpore gives is within it (LayerNorm of values near 1e30)
+    overflow = ~np.isfinite(t64) & np.isfinite(r)
+    odd = ~(np.isfinite(t64) & np.isfinite(m64)) & ~overflow
     unequal = odd & ~((t64 == m64) | (np.isnan(t64) & np.isnan(m64)))
     if unequal.any():
         at = _first_place(unequal)
         later = int(unequal.sum()) - 1
         raise _Differs(f"{name}: at {list(at)} torch gives {t[at]}, MindSpore {m[at]}"
                        + (f" ({later} more place(s) like it)" if later else ""))
-    keep = ~odd
+    keep = ~odd & ~overflow
     if not keep.any():
         return
     row = CompareRow(name=name, kind="output", expected_shape=t.shape, actual_shape=m.shape,
                      expected_dtype=str(t.dtype), actual_dtype=str(m.dtype), max_abs_err=None, max_rel_err=None,
                      cosine=None, within=None, rtol=0.0, atol=0.0, passed=False)
-    r = ref.astype(np.float64)
     r = np.where(np.isfinite(r), r, t64)
     judge_by_reference(row, t64[keep], m64[keep], r[keep], "torch", "MindSpore")
     if not row.passed:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
+import sys
 
 os.environ.setdefault("GLOG_v", "3")
 
@@ -65,6 +67,20 @@ def test_the_parts_cover_dtypes_edges_shapes_and_keyword_forms(maps, runner):
     assert parts["an empty dim"].tensors[0].shape == (0, 3)
 
 
+@pytest.mark.parametrize("m, ref, differs", [
+    ([0.0, 1.0], [5.0, 1.0], False),        # torch's float32 overflowed where float64 is finite: not judged there
+    ([0.0, 1.0], [np.nan, 1.0], True),      # NaN in float64 too: MindSpore must give NaN
+    ([np.nan, np.inf], [5.0, 1.0], True)])  # MindSpore non-finite where torch is finite: judged
+def test_a_place_where_torch_itself_overflows_is_not_held_against_mindspore(m, ref, differs):
+    t = np.array([np.nan, 1.0], np.float32)
+    judged = lambda: domain._judge("the output", t, np.array(m, np.float32), np.array(ref))  # noqa: E731
+    if differs:
+        with pytest.raises(domain._Differs):
+            judged()
+    else:
+        judged()
+
+
 def test_a_second_tensor_gets_its_own_edges_and_a_mixed_dtype(maps, runner):
     parts = {c.part for c in domain.cases(entry(maps, "torch_add"), runner.specs)}
     assert {"nan in input", "nan in other", "float32 with int64", "float16 with float32"} <= parts
@@ -90,7 +106,8 @@ def test_a_layer_is_built_from_its_constructors_forms_and_called_on_its_forward_
 def test_a_layers_parameters_are_given_torchs_and_their_gradients_judged(maps, runner, monkeypatch, pynative):
     """MindSpore's Dense made to double its weight's gradient, its values and its input's gradient right: caught
     in the weight's gradient only (the layers' weights are torch's, so a right layer agrees)."""
-    assert not runner.probe_entry(entry(maps, "linear")).differing()
+    # on an empty batch MindSpore's weight gradient is whatever its memory held (a finding of its own, recorded)
+    assert set(runner.probe_entry(entry(maps, "linear")).differing()) <= {"an empty dim"}
 
     def planted(self, x):   # 2-D input, as the probe's: x @ w.T + b, w's gradient doubled
         w = self.weight * 2 - ms.ops.stop_gradient(self.weight)
@@ -348,17 +365,29 @@ def test_pin_mindspore_hardshrink_and_nan_maximum_drop_nan(pynative):
     assert ms.mint.maximum(ms.Tensor(x), ms.Tensor(y)).asnumpy()[1] == 0.5
 
 
-def test_pin_mindspore_fails_the_backward_after_one_over_an_empty_dim(pynative):
-    """Why the probes judge an empty dim last and then run the plain call once more (Runner.probe_entry)."""
-    def grads(shape):
-        a, b = (ms.Tensor(np.ones(shape, np.float32)) for _ in range(2))
-        return ms.grad(lambda x, y: (ms.ops.stack([x, y]) * 2).sum(), grad_position=(0, 1))(a, b)
+_AFTER_AN_EMPTY_DIM = """
+import mindspore as ms, numpy as np
+ms.set_context(mode=ms.PYNATIVE_MODE)
+def grads(shape):
+    a, b = (ms.Tensor(np.ones(shape, np.float32)) for _ in range(2))
+    return ms.grad(lambda x, y: (ms.ops.stack([x, y]) * 2).sum(), grad_position=(0, 1))(a, b)
+print(grads((2, 3))[0].shape, grads((0, 3))[0].shape)
+try:
+    grads((1, 3))
+    print("no error")
+except RuntimeError as e:
+    print("Unstack, memcpy error" in str(e))
+print(grads((1, 3))[0].shape)
+"""
 
-    assert grads((2, 3))[0].shape == (2, 3)
-    assert grads((0, 3))[0].shape == (0, 3)
-    with pytest.raises(RuntimeError, match="Unstack, memcpy error"):
-        grads((1, 3))
-    assert grads((1, 3))[0].shape == (1, 3), "once only"
+
+def test_pin_mindspore_fails_the_backward_after_one_over_an_empty_dim():
+    """Why the probes judge an empty dim last and then run the plain call once more (Runner.probe_entry). In a
+    process of its own: under load the failing backward has been seen to take its process down."""
+    r = subprocess.run([sys.executable, "-c", _AFTER_AN_EMPTY_DIM], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "GLOG_v": "3"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split("\n")[:3] == ["(2, 3) (0, 3)", "True", "(1, 3)"], "fails once, then works"
 
 
 def test_a_kernel_that_kills_the_process_is_that_parts_outcome_and_the_run_goes_on(maps):
