@@ -182,6 +182,41 @@ def test_an_api_outside_the_set_is_manual_and_keeps_its_import():
     assert [s.api for s in manual] == ["torch.nn.MultiheadAttention"]
 
 
+@pytest.mark.parametrize("to", ["mindspore", "torch"])
+def test_each_manual_site_gets_a_recompat_line_above_its_statement(to):
+    """What is left by hand is marked where it is (README): above the innermost statement holding it, above a
+    decorated definition's first decorator, once per statement and message; translating again adds none."""
+    head = HEADER if to == "mindspore" else "import mindspore\nfrom mindspore import nn\n\n\n"
+    unknown = "torch.cuda.synchronize" if to == "mindspore" else "mindspore.runtime.synchronize"
+    marker = "torch.cuda.nvtx.range" if to == "mindspore" else "mindspore.runtime.event"
+    base, fwd = ("nn.Module", "forward") if to == "mindspore" else ("nn.Cell", "construct")
+    out, codes, r = tx(head + textwrap.dedent(f"""\
+        class Net({base}):
+            @staticmethod
+            @{marker}("step")
+            def f(x):
+                return x
+
+            def {fwd}(self, x):
+                if x is not None:
+                    {unknown}()
+                y = (x +
+                     {unknown}())
+                {unknown}(); {unknown}()
+                return y
+        """), to=to)
+    said = {d.code + " " + d.message for s in r.sites for d in s.diagnostics if d.status == "manual"}
+    assert len(said) == 2, said
+    lines = out.splitlines()
+    comments = [i for i, line in enumerate(lines) if line.strip().startswith("# recompat: ")]
+    below = [lines[i + 1].strip() for i in comments]
+    assert below == ["@staticmethod", f"{unknown}()", "y = (x +", f"{unknown}(); {unknown}()"], out
+    assert {lines[i].strip()[len("# recompat: "):] for i in comments} == said
+    assert lines[comments[1]].startswith(" " * 12), "indented as its statement"
+    again = translate_bytes(out.encode(), "m.py", to=to, scope="model")
+    assert again.new_data in (None, out.encode()), "translating the output again adds no second line"
+
+
 def test_a_name_imported_bare_in_annotations_and_defaults_is_one_site_each():
     # each annotation and default is visited once (a second visit edited the same span: an internal error)
     out, codes, r = tx("""\

@@ -9,7 +9,7 @@ import re
 from collections import defaultdict
 
 from recompat.translator import names, tree_index
-from recompat.translator.source import Source
+from recompat.translator.source import Source, statement_blocks
 
 
 def _comma(text: str, start: int, end: int) -> int | None:
@@ -147,13 +147,39 @@ def settle_imports(src: Source, tree: ast.Module, *, modules: set[str], exact: s
 def comment_above(src: Source, stmt: ast.stmt, comment: str, done: set) -> None:
     """Put `comment` on a line of its own above `stmt`, once per statement (`done` remembers), and not again
     when the comment lines just above already hold it (translating the output again changes nothing)."""
-    above, n = set(), stmt.lineno - 1
+    _comment_above_line(src, stmt.lineno, comment, done)
+
+
+def _comment_above_line(src: Source, lineno: int, comment: str, done: set) -> None:
+    above, n = set(), lineno - 1
     while n >= 1 and src.line(n).lstrip().startswith("#"):
         above.add(src.line(n).strip())
         n -= 1
-    if comment not in above and (stmt.lineno, comment) not in done:
-        done.add((stmt.lineno, comment))
-        src.insert(src.line_start(stmt.lineno), src.indent(stmt.lineno) + comment + "\n")
+    if comment not in above and (lineno, comment) not in done:
+        done.add((lineno, comment))
+        src.insert(src.line_start(lineno), src.indent(lineno) + comment + "\n")
+
+
+def comment_manual_sites(src: Source, tree: ast.Module, sites) -> None:
+    """A `# recompat: CODE message` line above the statement of each manual diagnostic of `sites` (lines of
+    `src`, whose tree is `tree`), once per statement and message: what is left by hand is marked where it is, not
+    only in the report. A statement an edit rewrites around that line keeps its text as the edit makes it."""
+    done: set = set()
+    for site in sites:
+        for d in site.diagnostics:
+            line = _statement_line(tree.body, d.line) if d.status == "manual" else None
+            if line is not None and not src.inside_edit(src.line_start(line)):
+                _comment_above_line(src, line, f"# recompat: {d.code} {' '.join(d.message.split())}", done)
+
+
+def _statement_line(body: list[ast.stmt], line: int) -> int | None:
+    """The first line (a decorator's, where it has one) of the innermost statement of `body` holding `line`."""
+    for stmt in body:
+        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        if first <= line <= stmt.end_lineno:
+            inner = [_statement_line(block, line) for block in statement_blocks(stmt)]
+            return next((n for n in inner if n is not None), first)
+    return None
 
 
 def under(qual: str, modules) -> bool:

@@ -171,6 +171,10 @@ class Source:
         for e in self._edits:
             e.text = change(e.text)
 
+    def inside_edit(self, at: int) -> bool:
+        """Does an edit made so far replace text on both sides of offset `at`?"""
+        return any(e.start < at < e.end for e in self._edits)
+
     @property
     def edited(self) -> bool:
         return bool(self._edits)
@@ -197,7 +201,7 @@ class Source:
                 i = bisect.bisect_left(starts, end)
                 # an `elif` is no statement of its own: where its `if` changed, it must read on from it
                 if i and reach[i - 1] > start or stmt.__class__ is ast.If and self.text.startswith("elif", start):
-                    for inner in _blocks(stmt):
+                    for inner in statement_blocks(stmt):
                         walk(inner)
                 else:
                     passes.append(Edit(start, end, -1, "pass"))
@@ -258,7 +262,7 @@ def _apply(text: str, edits: list[Edit], shift: int, track: list[Edit] | None = 
     return out, [starts[id(e)] for e in track]
 
 
-def _blocks(stmt: ast.stmt):
+def statement_blocks(stmt: ast.stmt):
     """The lists of statements a statement holds (a body, an else, each handler's and each case's body)."""
     for field in ("body", "orelse", "finalbody"):
         inner = getattr(stmt, field, None)
@@ -292,7 +296,7 @@ class Skeleton:
                 if stmt.__class__ is ast.Pass:
                     found.add((stmt.lineno, stmt.col_offset))
                 else:
-                    todo.extend(_blocks(stmt))
+                    todo.extend(statement_blocks(stmt))
         starts = line_starts(self.text)
         for at, indent in self.passes:
             line = bisect.bisect_right(starts, at)

@@ -8,7 +8,7 @@ import warnings
 
 from recompat import mappings as _mappings
 from recompat.constants import DEFAULT_STYLE, DIRECTIONS, OTHER, SCOPES, STYLES   # defined there: `recompat --help` offers them too
-from recompat.translator import names, project
+from recompat.translator import edits, names, project
 from recompat.translator.results import Diagnostic, FileResult, Site, TranslateError
 from recompat.translator.source import Source
 
@@ -145,6 +145,7 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     sites = tx.run()    # after run(): a site found in code the translation removed is withdrawn
     if result.facts is not None:
         result.facts["models"] = sorted(f"{module}.{name}" for name in tx.model_classes)
+    edits.comment_manual_sites(src, tree, sites)
     origin.remap(sites)
     result.sites += sites
     if not src.edited:

@@ -10,6 +10,7 @@ class LayerScale(nn.Cell):
         super().__init__()
         self.scale = mindspore.Parameter(initialized(ops.zeros((1, 1, dim)), mindspore.common.initializer.Constant(value=init_eps)))
         w = ops.zeros((3, dim))
+        # recompat: RC303 torch.Tensor.fill_: the tensor written in place, w[0], is a view or a result: MindSpore would write a copy; write the tensor it comes from: the call is left as it is; port it by hand
         w[0].fill_(1.0)
         self.w = mindspore.Parameter(w)
 

@@ -4,7 +4,9 @@ from mindspore import nn
 
 
 def configure(fast):
+    # recompat: RC301 torch.backends.cudnn.benchmark is outside the core API set recompat translates: left as it is; port it by hand
     cudnn.benchmark = fast
+    # recompat: RC301 torch.backends.cuda.matmul.allow_tf32 is outside the core API set recompat translates: left as it is; port it by hand
     torch.backends.cuda.matmul.allow_tf32 = fast
 
 
