@@ -177,6 +177,10 @@ def show(title: str, runs: list[tuple[str, float, object]], top: int,
         print(f"  of which calls: {n:,}   converted {calls['converted']:,} ({pct(calls['converted'], n).strip()})   "
               f"partial {calls['partial']:,}   manual {calls['manual']:,}; the other {total - n:,} sites are names "
               f"used as values (base classes, annotations, forward/construct definitions)")
+    verdicts = collections.Counter(v.verdict for _, _, r in runs for v in r.classes)
+    if verdicts:   # translator/verdicts.py, as `recompat translate` reports them
+        print(f"model classes: {sum(verdicts.values()):,}   will run {verdicts['runs']:,}   "
+              f"may not run {verdicts['may not run']:,}   will not run {verdicts['will not run']:,}")
     print(f"time: {seconds:.2f} s for {lines:,} lines ({lines / seconds:,.0f} lines/s)" if seconds > 0 else
           "time: -")
     if baseline:

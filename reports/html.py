@@ -145,8 +145,16 @@ def _translation(doc: dict):
     cards += [(k, f"{sites_total.get(k, 0):,}") for k in ("converted", "partial", "manual")]
     cards += [("conversion rate", _pct(s.get("conversion_rate"))), ("rewritten", _pct(s.get("rewritten_rate"))),
               ("lines", f"{s.get('lines', 0):,}"), ("seconds", f"{s.get('elapsed_s', 0):.2f}")]
+    verdicts = ("will not run", "may not run", "runs")   # worst first (translator/verdicts.py)
+    classes = sorted((dict(c, tag=c["verdict"].replace(" ", "-"), rank=verdicts.index(c["verdict"]))
+                      for c in doc.get("classes") or () if c.get("verdict") in verdicts),
+                     key=lambda c: (c["rank"], c["path"], c["line"]))
+    for label, key in (("classes will run", "runs"), ("may not run", "may not run"), ("will not run", "will not run")):
+        if classes:
+            cards.append((label, f"{sum(c['verdict'] == key for c in classes):,}"))
     paths = args.get("paths") or []
     model = dict(cards=cards, files=files, statuses=["converted", "partial", "manual", "error", "changed"],
+                 classes=classes, verdicts=[v.replace(" ", "-") for v in verdicts],
                  paths=" ".join(paths) if isinstance(paths, list) else str(paths),
                  to=args.get("to", "?"), mode=args.get("mode", "?"), exit_code=doc.get("exit_code", "?"),
                  expand_diffs=len(files) <= 20)

@@ -69,7 +69,6 @@ class _Stderr:
 def translation_doc(opts, *, stdout=None, stderr=None) -> dict:
     """Run the translation as ``opts`` says and return the report's JSON: the run's JSON plus each changed file's
     diff (shown on ``stdout`` only when ``opts.diff`` asks). engine.UsageError propagates, before anything is done."""
-    from recompat import __version__
     from recompat.translator import engine
 
     stdout = sys.stdout if stdout is None else stdout
@@ -105,10 +104,7 @@ def translation_doc(opts, *, stdout=None, stderr=None) -> dict:
         else:
             d["diff"] = diffs.get(key)
         files.append(d)
-    args = dataclasses.asdict(opts)
-    args["mode"] = opts.mode
-    return {"kind": "recompat-translate", "tool": "recompat", "version": __version__, "arguments": args,
-            "exit_code": result.exit_code, "files": files, "summary": result.summary.to_dict()}
+    return {"kind": "recompat-translate", **engine.json_doc(opts, result, files)}
 
 
 def translate(opts, report: str) -> int:

@@ -69,6 +69,14 @@ def test_every_file_translates(translated):
     assert report["summary"]["files_changed"] > 70, report["summary"]
 
 
+def test_each_model_compared_here_is_one_the_verdicts_say_will_run(translated):
+    """translator/verdicts.py before running, against running (the test below): the models compared here run."""
+    _, report = translated
+    verdicts = {c["cls"]: c for c in report["classes"]}
+    for name, (module, _) in MODELS.items():
+        assert verdicts[f"vit_pytorch.{module}.{name}"]["verdict"] == "runs", verdicts[f"vit_pytorch.{module}.{name}"]
+
+
 def _forget_package() -> None:
     for key in [k for k in sys.modules if k == "vit_pytorch" or k.startswith("vit_pytorch.")]:
         del sys.modules[key]

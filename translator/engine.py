@@ -29,7 +29,7 @@ from typing import IO, Callable, Iterable, Iterator
 
 from recompat._files import write_atomic
 from recompat.constants import DEFAULT_STYLE, OTHER
-from recompat.translator import names, project
+from recompat.translator import names, project, verdicts
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
 from recompat.translator.translate import DIRECTIONS as TARGETS
@@ -91,6 +91,7 @@ class Summary:
     files_up_to_date: int = 0    # -o: destination already held exactly these bytes, not rewritten
     lines: int = 0               # lines in the scanned .py files
     sites: dict = field(default_factory=lambda: {s: 0 for s in reversed(STATUSES)})
+    classes: dict = field(default_factory=dict)   # --scope model: model classes that will run / will not
     elapsed_s: float = 0.0
 
     @property
@@ -125,6 +126,7 @@ class Report:
     results: list[FileResult]     # every scanned file and every failed path, in order
     summary: Summary
     exit_code: int
+    classes: list = field(default_factory=list)   # --scope model: a verdicts.ClassVerdict per model class
 
 
 # --------------------------------------------------------------------------------------------
@@ -331,8 +333,10 @@ def _results(items: list[_Item], jobs: int,
 
 
 def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: dict[str, FileResult],
-                   originals: dict[str, bytes], lines_of: dict[str, int], out: "_Out") -> int:
-    """Translate ``todo`` into ``results``, across files; returns how many files were translated.
+                   originals: dict[str, bytes], lines_of: dict[str, int],
+                   out: "_Out") -> tuple[int, tuple[Callable[[str], str], set[str]] | None]:
+    """Translate ``todo`` into ``results``, across files; returns how many files were translated and, with
+    --scope model, how the tree's names resolve and what its modules define (for translator/verdicts.py).
 
     A file may assign torch's checkpoint to an attribute (``self._ckpt = partial(checkpoint, ...)``)
     that other files call (``self._ckpt(layer, x)``): the core reports those attribute names as
@@ -368,14 +372,15 @@ def _translate_all(todo: list[_Item], others: list[_Entry], jobs: int, results: 
                 todo.append((e.display, data, to, style, (), frozenset(), {}))
                 items.append((e.display, data, to, style, holders, frozenset(), {}))
         out.more(sum(lines_of[i[0]] for i in items))
+    tree = None
     if todo and style[1] == "model":
-        _with_tree_facts(todo, others, jobs, results, originals, lines_of, out, tuple(sorted(known)))
-    return len(todo)
+        tree = _with_tree_facts(todo, others, jobs, results, originals, lines_of, out, tuple(sorted(known)))
+    return len(todo), tree
 
 
 def _with_tree_facts(todo: list[_Item], others: list[_Entry], jobs: int, results: dict[str, FileResult],
                      originals: dict[str, bytes], lines_of: dict[str, int], out: "_Out",
-                     holders: tuple[str, ...]) -> None:
+                     holders: tuple[str, ...]) -> tuple[Callable[[str], str], set[str]]:
     """--scope model: what a file's names are may be told by other files of the tree.
     - A class may derive from a model class of another file (MONAI's Critic, through Classifier, from
       regressor.py's Regressor).
@@ -384,7 +389,8 @@ def _with_tree_facts(todo: list[_Item], others: list[_Entry], jobs: int, results
     What each module defines, imports and star-imports is gathered (translator/project.py: the translated files
     report it, the others are read for it). A file whose translation did not know a model class it derives from,
     or whose star imports bind names of the source framework, is translated again knowing them; so is a file
-    without the source framework's name whose star imports bind some of its names."""
+    without the source framework's name whose star imports bind some of its names. Returns how the tree's
+    names resolve (project.resolver) and what its modules define (qualified names)."""
     from recompat import mappings
 
     to, style = todo[0][2], todo[0][3]
@@ -423,6 +429,7 @@ def _with_tree_facts(todo: list[_Item], others: list[_Entry], jobs: int, results
     out.more(sum(lines_of[i[0]] for i in items))
     for item, r in zip(items, _results(items, jobs, lambda k: out.tick(lines_of[items[k][0]]))):
         results[item[0]] = r
+    return project.resolver(facts, exports), {f"{f['module']}.{name}" for f in facts for name in f["defined"]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -601,9 +608,11 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     lines_of: dict[str, int] = {}
     todo, others = _read_all(py, opts, summary, results, originals, lines_of)
     try:
-        summary.files_examined = _translate_all(todo, others, jobs, results, originals, lines_of, out)
+        summary.files_examined, tree = _translate_all(todo, others, jobs, results, originals, lines_of, out)
     finally:
         out.close()
+    classes = _verdicts(results, tree, opts.to) if tree is not None else []
+    summary.classes = {k: sum(v.verdict == k for v in classes) for k in verdicts.VERDICTS} if classes else {}
     ordered, would_change = _deliver(entries, failed, results, originals, opts, summary, out, stdout)
     summary.files_failed = sum(1 for r in ordered if r.error is not None)
     summary.elapsed_s = time.perf_counter() - start
@@ -621,10 +630,31 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
         code = 1
     else:
         code = 0
-    report = Report(ordered, summary, code)
+    report = Report(ordered, summary, code, classes)
     if opts.json_path is not None:
         _write_json(opts, report, stdout, stderr)
     return report
+
+
+def _verdicts(results: dict[str, FileResult], tree, to: str) -> list:
+    """Will each model class run (translator/verdicts.py)? Its file gets RC328 where it will not."""
+    from recompat import mappings
+
+    resolve, defined = tree
+    listed = list(results.values())
+    maps = mappings.default()
+    methods = {e.names(OTHER[to])[0].rpartition(".")[2] for e in maps.entries if e.rule == "method_name"}
+    frm, target = maps.frameworks[OTHER[to]], maps.frameworks[to]
+    members = {frm.tensor_class: target.tensor_methods | target.tensor_attributes | target.generic_attributes,
+               **{base: target.model_methods for base in frm.model_bases}}
+
+    def runs_there(api: str) -> bool:   # a member the target's class has under the same name
+        owner, _, member = api.rpartition(".")
+        return member in members.get(owner, ())
+
+    found = verdicts.class_verdicts(listed, resolve, defined, tuple(maps.frameworks), methods, runs_there)
+    verdicts.add_notes(listed, found)
+    return found
 
 
 def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, originals: dict,
@@ -809,6 +839,10 @@ def _print_summary(opts: Options, s: Summary, stderr: IO[str]) -> None:
         source = "torch" if opts.to == "mindspore" else "MindSpore"
         p(f"no {source} API uses found" if opts.scope == "model"
           else f"no {'checkpoint' if opts.to == 'mindspore' else 'recompute'} call sites found")
+    if s.classes:
+        n, c = sum(s.classes.values()), s.classes
+        p(f"{n} model class{'' if n == 1 else 'es'}: {c[verdicts.RUNS]} will run, {c[verdicts.MAY_NOT]} may not "
+          f"(on some arguments: RC329), {c[verdicts.WILL_NOT]} will not (RC328)")
     lps = f"{s.lines_per_s:,.0f} lines/s" if s.lines_per_s else "n/a lines/s"
     p(f"{s.lines:,} lines in {s.elapsed_s:.2f} s ({lps})")
     if s.files_failed:
@@ -829,20 +863,26 @@ def _print_summary(opts: Options, s: Summary, stderr: IO[str]) -> None:
           + ("" if mode == "diff" else "; --diff shows the changes"))
 
 
-def _write_json(opts: Options, report: Report, stdout: IO[str], stderr: IO[str]) -> None:
+def json_doc(opts: Options, report: Report, files: list[dict] | None = None) -> dict:
+    """What --json writes: the arguments, each file with a site, a note or an error (or `files`, as given), the
+    model classes' verdicts and the summary."""
     from recompat import __version__
 
     args = asdict(opts)
     args["mode"] = opts.mode
-    doc = {
+    return {
         "tool": "recompat",
         "version": __version__,
         "arguments": args,
         "exit_code": report.exit_code,
-        "files": [r.to_dict() for r in report.results if r.sites or r.notes or r.error],
+        "files": files if files is not None else [r.to_dict() for r in report.results if r.sites or r.notes or r.error],
+        "classes": [v.to_dict() for v in report.classes],
         "summary": report.summary.to_dict(),
     }
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write_json(opts: Options, report: Report, stdout: IO[str], stderr: IO[str]) -> None:
+    text = json.dumps(json_doc(opts, report), indent=2, ensure_ascii=False) + "\n"
     if opts.json_path == "-":
         stdout.write(text)
         return

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import os
 from typing import Callable
 
@@ -71,6 +72,66 @@ def module_facts(tree: ast.Module, module: str, scope: names.Scope | None = None
             "defined": sorted(n for n in scope.other if n not in bindings), "all": _literal_all(tree)}
 
 
+def module_units(tree: ast.Module, module: str, scope: names.Scope | None = None) -> dict:
+    """Each top-level class and function of a module, for the "will it run" verdicts (translator/verdicts.py):
+    {qualified name: {"kind": "class" | "function", "line", "end", "bases" (qualified), "methods"}}, where each
+    method (a function: its one body, "") is {"line", "end", "calls": the methods of its class it calls as
+    self.<name>, "uses": [[dotted name it reads, qualified as the module reads it; read under a condition only?]],
+    "branches": [[first, last line] of each block that runs under a condition (an if's, a while's, a try's
+    handlers)]}; a class's own body, where it holds more than its methods, is its method "". Locals come out as
+    names of the module: only those that name a unit of the tree count. Plain data, as module_facts."""
+    scope = scope or names.build_scope(tree, None)
+    index = tree_index.index(tree)
+    qualify = functools.lru_cache(maxsize=None)(lambda chain: qualified(list(chain), scope, module))
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    units = {}
+    for stmt in tree.body:
+        if isinstance(stmt, defs):
+            units[f"{module}.{stmt.name}"] = {"kind": "function", **_span(stmt),
+                                               "methods": {"": _body_facts(index.inside(stmt, *_READ), qualify)}}
+        elif isinstance(stmt, ast.ClassDef):
+            bases = (qualified(names.attribute_chain(base), scope, module) for base in stmt.bases)
+            methods = {n.name: {**_span(n), **_body_facts(index.inside(n, *_READ), qualify)}
+                       for n in stmt.body if isinstance(n, defs)}
+            if any(not isinstance(n, defs) for n in stmt.body):   # the class body itself runs when it is made
+                methods[""] = _body_facts(index.own(stmt, _READ, defs), qualify)
+            units[f"{module}.{stmt.name}"] = {"kind": "class", **_span(stmt),
+                                               "bases": [b for b in bases if b is not None], "methods": methods}
+    return units
+
+
+_BRANCHING = (ast.If, ast.While, ast.IfExp, ast.Try, getattr(ast, "TryStar", ast.Try))
+_READ = (ast.Name, ast.Attribute, *dict.fromkeys(_BRANCHING))   # what _body_facts reads, in source order
+
+
+def _span(stmt: ast.stmt) -> dict:
+    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+    return {"line": first, "end": stmt.end_lineno}
+
+
+def _body_facts(nodes: list[ast.AST], qualify) -> dict:
+    """The facts of one body from its nodes (tree_index order): a read is conditional where its line lies in a
+    conditional block (a whole line: `a if c else b`'s test counts as conditional too)."""
+    branches: list[list[int]] = []
+    for n in nodes:
+        if isinstance(n, _BRANCHING):
+            blocks = [*n.handlers, *n.orelse] if isinstance(n, _BRANCHING[3:]) else \
+                [n.body, n.orelse] if isinstance(n, ast.IfExp) else [*n.body, *n.orelse]
+            branches += [[b.lineno, b.end_lineno] for b in blocks]
+    uses: dict[str, bool] = {}
+    calls: set[str] = set()
+    for n in nodes:
+        if n.__class__ is ast.Name or n.__class__ is ast.Attribute:
+            chain = names.attribute_chain(n)
+            if chain is None:
+                continue
+            if len(chain) == 2 and chain[0] == "self":
+                calls.add(chain[1])
+            if (qual := qualify(tuple(chain))) is not None and uses.get(qual) is not False:
+                uses[qual] = any(a <= n.lineno <= b for a, b in branches)
+    return {"calls": sorted(calls), "uses": sorted([q, c] for q, c in uses.items()), "branches": branches}
+
+
 def _literal_all(tree: ast.Module) -> list[str] | None:
     """A module's `__all__` where it is written out as strings (`__all__ = [...]`, `+= [...]`); None otherwise."""
     found = None
@@ -119,11 +180,13 @@ def star_exports(facts: list[dict]) -> dict[str, dict[str, str]]:
     return {module: exports(module, frozenset()) for module in by_module}
 
 
-def model_classes(facts: list[dict], framework, exports: dict[str, dict[str, str]] | None = None) -> frozenset[str]:
-    """The qualified names, class and re-exported alike, under which a class of the tree that derives from a model
-    base (or a layer class) of the framework (a mappings.Framework) is reached. `facts`: module_facts of each
-    module; `exports`: star_exports of them (a name a module reads through a star import is the star's)."""
-    classes = {cls: bases for f in facts for cls, bases in f["classes"].items()}
+def resolver(facts: list[dict], exports: dict[str, dict[str, str]] | None = None) -> Callable[[str], str]:
+    """A qualified name as a module of the tree reads it, followed through the tree's imports and re-exports
+    (`monai.networks.nets.Regressor`) to where it is defined (`monai.networks.nets.regressor.Regressor`)."""
+    return _aliases(facts, exports)[1]
+
+
+def _aliases(facts: list[dict], exports):
     aliases = {f"{f['module']}.{name}": qual for f in facts for star in f.get("stars", ())
                for name, qual in (exports or {}).get(star, {}).items()}
     aliases.update({f"{f['module']}.{name}": qual for f in facts for name, qual in f["bindings"].items()})
@@ -136,6 +199,15 @@ def model_classes(facts: list[dict], framework, exports: dict[str, dict[str, str
             seen, qual = (*seen, qual), aliases[qual]
         return qual
 
+    return aliases, resolved
+
+
+def model_classes(facts: list[dict], framework, exports: dict[str, dict[str, str]] | None = None) -> frozenset[str]:
+    """The qualified names, class and re-exported alike, under which a class of the tree that derives from a model
+    base (or a layer class) of the framework (a mappings.Framework) is reached. `facts`: module_facts of each
+    module; `exports`: star_exports of them (a name a module reads through a star import is the star's)."""
+    classes = {cls: bases for f in facts for cls, bases in f["classes"].items()}
+    aliases, resolved = _aliases(facts, exports)
     models: set[str] = set()
     changed = True
     while changed:   # to a fixpoint: a class is a model once one of its bases is

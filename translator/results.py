@@ -54,6 +54,7 @@ class FileResult:
     error: str | None = None        # why the file could not be processed
     holders: list[str] = field(default_factory=list)  # attributes this file assigns torch's checkpoint to
     facts: dict | None = None       # --scope model: the module's classes and imports (translator/project.py)
+    units: dict | None = None       # --scope model: its classes and functions (project.module_units), lines its own
 
     def to_dict(self) -> dict:
         return {

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 import warnings
 
@@ -145,6 +146,13 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     sites = tx.run()    # after run(): a site found in code the translation removed is withdrawn
     if result.facts is not None:
         result.facts["models"] = sorted(f"{module}.{name}" for name in tx.model_classes)
+    own = module or os.path.splitext(os.path.basename(path))[0]   # a loose file: what a script beside it imports
+    result.units = project.module_units(tree, own)
+    for qual, unit in result.units.items():   # their lines become the user's file's, as the sites'
+        for part in (unit, *unit["methods"].values()):
+            part.update({k: origin.line(part[k]) for k in ("line", "end") if k in part})
+            part["branches"] = [[origin.line(a), origin.line(b)] for a, b in part.get("branches", ())]
+        unit["model"] = qual.rpartition(".")[2] in tx.model_classes
     edits.comment_manual_sites(src, tree, sites)
     origin.remap(sites)
     result.sites += sites
