@@ -213,6 +213,7 @@ class Framework:
     mappings: frozenset[str]          # containers of layers by key (CellDict, ModuleDict)
     spellings: tuple[Spelling, ...]   # longest prefix first
     tensor_class: str = ""                            # its qualified name
+    tensor_types: frozenset[str] = frozenset()        # typed tensor classes (torch.LongTensor): in an annotation, the Tensor
     tensor_attributes: frozenset[str] = frozenset()   # its public data attributes
     generic_attributes: frozenset[str] = frozenset()  # ... that other objects have too: a tensor's only in a model
     model_methods: frozenset[str] = frozenset()       # the public methods of its model base class
@@ -531,6 +532,7 @@ def _framework(name: str, raw: dict) -> Framework:
                      mappings=frozenset(raw["containers"]["mapping"]),
                      spellings=tuple(Spelling(s["prefix"], s["name"], s["import"]) for s in raw["spellings"]),
                      tensor_class=raw["tensor_class"], tensor_attributes=frozenset(raw["tensor_attributes"]),
+                     tensor_types=frozenset(raw.get("tensor_types", ())),
                      generic_attributes=frozenset(raw.get("generic_attributes", ())),
                      model_methods=frozenset(raw.get("model_methods", ())),
                      tensor_methods=frozenset(raw.get("tensor_methods", ())),

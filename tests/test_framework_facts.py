@@ -809,6 +809,15 @@ def test_recompute_sequential_helper_segment_ending_in_conv(pynative):
 
 # --------------------------------------------------------------------------- frameworks.yaml, against the frameworks
 
+def fw_raw(side: str) -> dict:
+    """frameworks.yaml's entry for `side`, as written (the maps keep only what the translator reads)."""
+    import yaml
+
+    from recompat import mappings
+
+    return yaml.safe_load((mappings.HERE / "frameworks.yaml").read_text())["frameworks"][side]
+
+
 @pytest.mark.parametrize("side", ["torch", "mindspore"])
 def test_frameworks_yaml_names_what_the_frameworks_have(side):
     """Every fact of mappings/frameworks.yaml holds for the installed framework: the model bases are one class,
@@ -855,6 +864,10 @@ def test_frameworks_yaml_names_what_the_frameworks_have(side):
     def methods(cls):
         return {n for n in dir(cls) if not n.startswith("_") and callable(getattr(cls, n, None))
                 and not isinstance(getattr(cls, n, None), type)}
+    for name, dtype in fw_raw(side).get("tensor_types", {}).items():   # a tensor of one dtype each
+        typed, other_dtype = resolve(name), "int8" if dtype != "int8" else "int16"
+        assert isinstance(resolve(side).zeros(1, dtype=resolve(f"{side}.{dtype}")), typed), name
+        assert not isinstance(resolve(side).zeros(1, dtype=resolve(f"{side}.{other_dtype}")), typed), name
     assert set(fw.tensor_methods) == methods(tensor) - builtin
     assert m.own_tensor_methods(side) == methods(tensor) - methods(other) - builtin
     assert m.shared_tensor_methods == (methods(tensor) & methods(other)) - builtin

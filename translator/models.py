@@ -583,6 +583,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         """A source API named but not called here: a base class, an annotation, a class passed as a value."""
         entry = self.table.get(qual)
         handler = RULES.handler(entry.rule, "reference") if entry else None
+        if handler is None and qual in self.framework.tensor_types and id(node) in self._annotation_positions:
+            tensor = self.table.get(self.framework.tensor_class)
+            if tensor is not None and tensor.proven:
+                dst = tensor.names(self.to)[0]
+                self.targets.add(dst)
+                self.src.replace_node(node, target(dst))
+                return self.diag(self.site(node, qual), "RC330", api=qual, target=dst)
         if handler is None:
             return self._unknown(node, qual, root)
         handler(self, node, entry, qual, root)
@@ -656,6 +663,14 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         return f"{runtime(RUNTIME_ADAPTER)}({target(entry.names(self.to)[0])}, {entry.names(self.frm)[0]!r})"
 
     @functools.cached_property
+    def _annotation_positions(self) -> set[int]:
+        """The nodes inside an annotation (a parameter's, a return's, an annotated assignment's)."""
+        index = tree_index.index(self.tree)
+        roots = [n.returns for n in index.of(ast.FunctionDef, ast.AsyncFunctionDef) if n.returns is not None]
+        roots += [n.annotation for n in index.of(ast.arg, ast.AnnAssign) if n.annotation is not None]
+        return _subtree_ids(roots)
+
+    @functools.cached_property
     def _type_positions(self) -> set[int]:
         """The nodes where a class is a type and is not called with torch's arguments: base classes, annotations,
         isinstance's and issubclass's second argument, typing.cast's first, except clauses, a bare decorator (it
@@ -674,17 +689,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             elif n.args and (names.attribute_chain(n.func) or [""])[-1] == "cast" \
                     and self.qualname(n.func)[0] == "typing.cast":
                 roots.append(n.args[0])
-        found, todo = set(), roots
-        while todo:   # ast.walk's generators cost more than the set
-            node = todo.pop()
-            found.add(id(node))
-            for field in tree_index.child_fields(node.__class__):
-                value = getattr(node, field, None)
-                if value.__class__ is list:
-                    todo += [v for v in value if isinstance(v, ast.AST)]
-                elif isinstance(value, ast.AST):
-                    todo.append(value)
-        return found
+        return _subtree_ids(roots)
 
     def _base_init(self, func: ast.Attribute) -> Entry | None:
         """`super().__init__(...)` with arguments, in a class deriving from the model base itself: a call of the base
@@ -1422,3 +1427,18 @@ def add_imports(src: Source, tree: ast.Module, statements: set[str]) -> None:
     lines += [f"from {m} import {', '.join(sorted(ns))}" for m, ns in sorted(froms.items())]
     if lines:
         src.insert(edits.after_imports(src, tree), "\n".join(lines) + "\n")
+
+
+def _subtree_ids(roots: list[ast.AST]) -> set[int]:
+    """The ids of the nodes under `roots`, the roots' own included."""
+    found, todo = set(), list(roots)
+    while todo:   # ast.walk's generators cost more than the set
+        node = todo.pop()
+        found.add(id(node))
+        for field in tree_index.child_fields(node.__class__):
+            value = getattr(node, field, None)
+            if value.__class__ is list:
+                todo += [v for v in value if isinstance(v, ast.AST)]
+            elif isinstance(value, ast.AST):
+                todo.append(value)
+    return found
