@@ -91,6 +91,7 @@ class Entry:
     attributes: tuple[TensorPair, ...] = ()   # a layer pair's other attributes kept under other names, or not
     in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
     draws: str | None = None          # the distribution it draws from: its example is draw(), proven by it
+    holding_none: dict | None = None  # api_class: {"mindspore", "why"}: the target where the code shows None in it
     table_row: str | None = None      # made from the mapping table's verified row (table_entries): its evidence
     domain: tuple[tuple[str, str], ...] = ()   # the parts of its domain its counterpart differs on (DOMAIN_FILE)
 

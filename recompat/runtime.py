@@ -55,7 +55,7 @@ import string
 import warnings
 
 __all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "initialized", "layer_norm",
-           "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "no_grad", "roll",
+           "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "torch_signature",
            "UniformBetween"]
 
@@ -64,6 +64,8 @@ def __getattr__(name: str):
     # classes and functions on MindSpore's, made when first asked for (importing this module imports no framework)
     if name == "ModuleDict":
         return _module_dict()
+    if name == "ModuleList":
+        return _module_list()
     if name == "no_grad":
         return _no_grad()
     if name == "as_tensor":
@@ -324,6 +326,81 @@ def _module_dict() -> type:
 
     ModuleDict.__module__ = __name__
     return ModuleDict
+
+
+@functools.lru_cache(maxsize=None)
+def _module_list() -> type:
+    from mindspore import nn
+
+    class ModuleList(nn.Cell):
+        """torch.nn.ModuleList as a Cell, for a list that may hold None: torch keeps an empty slot there (MONAI,
+        timm and Hugging Face build `ModuleList([... if cond else None ...])`), MindSpore 2.10's nn.CellList
+        refuses it. Indexed, sliced, iterated, appended to, extended and inserted into as torch's is; the layer in
+        slot i is a child named "i" (so a parameter is named <i>.<parameter> as in torch), a None slot has no
+        child. Like torch's, it has no construct of its own."""
+
+        def __init__(self, modules=None):
+            super().__init__()
+            object.__setattr__(self, "_slots", [])   # past Cell.__setattr__: a list of Cells would become a child
+            if modules is not None:
+                self.extend(modules)
+
+        def _prefix(self) -> str:
+            """What the names of its layers' parameters hold before their slot (set when a model takes it)."""
+            return next((p.name[:-len(k)] for k, p in self.parameters_and_names() if p.name.endswith(k)), "")
+
+        def _place(self, i: int, module, prefix: str) -> None:
+            if module is not None:
+                self.insert_child_to_cell(str(i), module)
+                for k, param in module.parameters_and_names():
+                    param.name = f"{prefix}{i}.{k}"
+
+        def _renumber(self) -> None:
+            """Each layer a child under its slot's number again, its parameters renamed to match."""
+            prefix = self._prefix()
+            self._cells.clear()
+            for i, module in enumerate(self._slots):
+                self._place(i, module, prefix)
+
+        def __getitem__(self, index):
+            if isinstance(index, slice):
+                return type(self)(self._slots[index])
+            return self._slots[index]
+
+        def __setitem__(self, index: int, module) -> None:
+            self._slots[index] = module
+            self._renumber()
+
+        def __delitem__(self, index) -> None:
+            del self._slots[index]
+            self._renumber()   # as torch's: the layers after it move up a number
+
+        def __len__(self) -> int:
+            return len(self._slots)
+
+        def __iter__(self):
+            return iter(self._slots)
+
+        def __iadd__(self, modules):
+            return self.extend(modules)
+
+        def append(self, module):
+            prefix = self._prefix()
+            self._slots.append(module)
+            self._place(len(self._slots) - 1, module, prefix)
+            return self
+
+        def extend(self, modules):
+            for module in modules:
+                self.append(module)
+            return self
+
+        def insert(self, index: int, module) -> None:
+            self._slots.insert(index, module)
+            self._renumber()
+
+    ModuleList.__module__ = __name__
+    return ModuleList
 
 
 def assign(tensor, value):

@@ -135,6 +135,65 @@ def test_module_dict_is_a_dict_of_child_layers_as_torchs():
     assert len(d) == 0 and list(d.get_parameters()) == []
 
 
+def test_module_list_keeps_none_slots_and_names_its_layers_as_torchs_does():
+    """Each operation on recompat.runtime.ModuleList and on torch's ModuleList alike: the same slots (None where
+    torch keeps None) and the same parameter names, in a model, after deleting, inserting and setting a slot."""
+    import torch
+    from mindspore import nn
+
+    from recompat.runtime import ModuleList
+
+    def holder(framework_list, base):
+        class Net(base):
+            def __init__(self):
+                super().__init__()
+                self.layers = framework_list
+        return Net()
+
+    ms_net = holder(ModuleList([nn.Dense(2, 2), None, nn.Dense(2, 3)]), nn.Cell)
+    torch_net = holder(torch.nn.ModuleList([torch.nn.Linear(2, 2), None, torch.nn.Linear(2, 3)]), torch.nn.Module)
+
+    def same():
+        assert [m is None for m in ms_net.layers] == [m is None for m in torch_net.layers]
+        assert [p.name for p in ms_net.trainable_params()] == [n for n, _ in torch_net.named_parameters()]
+        assert len(ms_net.layers) == len(torch_net.layers)
+
+    same()
+    for edit in (lambda lst, L: lst.__delitem__(0), lambda lst, L: lst.insert(1, L(2, 4)),
+                 lambda lst, L: lst.append(None), lambda lst, L: lst.__setitem__(0, L(2, 5)),
+                 lambda lst, L: lst.extend([L(2, 1), None])):
+        edit(ms_net.layers, nn.Dense)
+        edit(torch_net.layers, torch.nn.Linear)
+        same()
+    assert [m is None for m in ms_net.layers[1:3]] == [m is None for m in torch_net.layers[1:3]]
+
+
+def test_a_module_list_holding_none_translates_to_one_that_runs_and_agrees(tmp_path):
+    """`nn.ModuleList([... if cond else None ...])` (RC331): MindSpore's CellList refuses None at build time."""
+    import torch
+
+    from recompat.compat import compare
+    from recompat.translator.translate import translate_bytes
+
+    source = ("from torch import nn\n\n\nclass Net(nn.Module):\n"
+              "    def __init__(self, n=3, skip=(1,)):\n"
+              "        super().__init__()\n"
+              "        self.blocks = nn.ModuleList([nn.Linear(4, 4) if i not in skip else None for i in range(n)])\n"
+              "        self.head = nn.ModuleList([nn.Linear(4, 2), None])\n\n"
+              "    def forward(self, x):\n"
+              "        for block in self.blocks:\n"
+              "            if block is not None:\n"
+              "                x = block(x)\n"
+              "        return self.head[0](x)\n")
+    result = translate_bytes(source.encode(), "net.py", scope="model")
+    assert [d.code for s in result.sites for d in s.diagnostics].count("RC331") == 2
+    exec(compile(result.new_data, "net.py", "exec"), namespace := {})
+    exec(compile(source, "net.py", "exec"), twin := {})
+    torch.manual_seed(0)
+    report = compare(twin["Net"](), namespace["Net"](), [np.linspace(-1, 1, 2 * 4, dtype=np.float32).reshape(2, 4)])
+    assert report.passed, str(report)
+
+
 def test_no_grad_is_a_context_and_a_decorator_made_or_bare_as_torchs():
     import mindspore as ms
 

@@ -830,6 +830,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def _call(self, call: ast.Call, entry: Entry, qual: str, root: str | None, method: bool = False,
               keep_callee: bool = False) -> None:
         site = self.site(call, qual)
+        if entry.holding_none and self.to == "mindspore" and entry.proven and _may_hold_none(call):
+            dst = entry.holding_none["mindspore"]
+            self.targets.add(dst)
+            self.src.replace_node(call.func, target(dst))
+            return self.diag(site, "RC331", api=qual, target=dst, why=entry.holding_none["why"])
         try:
             if not entry.proven:
                 raise _Manual("RC302", api=qual, id=entry.id)
@@ -1442,3 +1447,21 @@ def _subtree_ids(roots: list[ast.AST]) -> set[int]:
             elif isinstance(value, ast.AST):
                 todo.append(value)
     return found
+
+
+def _may_hold_none(call: ast.Call) -> bool:
+    """Does the code show that the layers a container is given may hold None: a None in a list or tuple of them
+    (`[None] * n` too), or a branch of a conditional that is None, in it or in a comprehension that makes them?"""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg is not None), None)
+
+    def none(node) -> bool:
+        return isinstance(node, ast.Constant) and node.value is None or \
+            isinstance(node, ast.IfExp) and (none(node.body) or none(node.orelse))
+
+    if isinstance(given, ast.BinOp) and isinstance(given.op, ast.Mult):
+        given = given.left if isinstance(given.left, (ast.List, ast.Tuple)) else given.right
+    if isinstance(given, (ast.List, ast.Tuple)):
+        return any(none(e) for e in given.elts)
+    if isinstance(given, (ast.ListComp, ast.GeneratorExp)):
+        return none(given.elt)
+    return False
