@@ -11,8 +11,10 @@
    MindSpore's optimizer and loss from mappings/training.yaml), judged after each step.
 3. Write DIR/report.json and DIR/report.html (rendered by recompat.reports.html), print a table and where the report is.
 
-A model runs only when every project file it is built from translated without a manual site: such a file still holds
-torch code and would build a torch model, and torch compared with itself proves nothing. A model that fails to import,
+A model runs only where the translation's verdict on its class (translator/verdicts.py, --scope model) is not "will
+not run": something it builds or runs still holds torch code, and torch compared with itself proves nothing. With
+--scope checkpoint, which gives no verdicts, every project file it is built from must have translated without a
+manual site. A model that fails to import,
 build, transfer or run is reported with the first line of the error and the file:line it came from, and the demo goes
 on with the others. Both packages are imported under unique names and removed from sys.modules afterwards, so neither
 shadows the other nor anything of the caller's.
@@ -246,6 +248,17 @@ def _manual_sites(translation: dict, src: Path) -> dict[str, list[str]]:
     return {rel: [text for *_, text in sorted(found, key=lambda x: x[:2])] for rel, found in out.items()}
 
 
+def _class_verdicts(translation: dict, src: Path) -> dict[tuple[str, str], dict]:
+    """(project file relative to src, class name) -> the translation's verdict on that model class."""
+    root = src.resolve()
+    found = {}
+    for v in translation.get("classes", ()):
+        path = Path(v["path"]).resolve()
+        if root in path.parents:
+            found[(str(path.relative_to(root)).replace(os.sep, "/"), v["cls"].rpartition(".")[2])] = v
+    return found
+
+
 def _kept_without_recompute(example, train, translated, inputs) -> dict:
     """The bytes each side keeps for backward with checkpointing off (the example's builders with checkpointing
     False; torch's run under example.plain(), MindSpore's with mindspore.recompute calling its block directly):
@@ -299,8 +312,11 @@ def _train(example, train, translated, settings: Settings) -> dict:
             "message": "; ".join(f"{r.name}: {r.message}" for r in (first.rows if first else ()) if not r.passed)}
 
 
-def check_model(example, train, translated: Translated, settings: Settings, blocked: dict[str, list[str]]) -> ModelResult:
-    """Build, transfer, run and compare one example model; never raises for a model's own failure."""
+def check_model(example, train, translated: Translated, settings: Settings, blocked: dict[str, list[str]],
+                verdicts: dict[tuple[str, str], dict] | None = None) -> ModelResult:
+    """Build, transfer, run and compare one example model; never raises for a model's own failure. `blocked`: what
+    keeps each project file from being translated; `verdicts`: the translation's verdict per model class, which
+    decides where it has one (_class_verdicts)."""
     import mindspore
     import torch
 
@@ -318,8 +334,16 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         inputs = [t.numpy() for t in example.batch(SEED)[0]]
         res.files = project_files(tmodel, settings.src)
         left = [(rel, why) for rel in res.files for why in blocked.get(rel, ())]   # in file and line order
-        if left:
-            n = res.manual = len(left)
+        res.manual = len(left)
+        own = Path(inspect.getsourcefile(type(tmodel)) or "").resolve()
+        place = str(own.relative_to(settings.src.resolve())).replace(os.sep, "/") \
+            if settings.src.resolve() in own.parents else ""
+        judged = (verdicts or {}).get((place, type(tmodel).__name__))
+        if judged is not None and judged["verdict"] == "will not run":
+            res.reason = f"{type(tmodel).__name__} will not run ({judged['at']}): {judged['reason']}"
+            return res
+        if judged is None and left:
+            n = len(left)
             res.reason = (f"{n} manual site{'s' if n != 1 else ''} left in "
                           f"{', '.join(sorted({rel for rel, _ in left}))}; first: {left[0][1]}")
             return res
@@ -480,7 +504,7 @@ def _run(settings: Settings, stdout: IO[str], stderr: IO[str]) -> int:
             prefixes.append(_load_package(dest / "tinynets", "mindspore", run_init=False))
             translated = Translated(train.tinynets, prefixes[-1])
             for example in chosen:
-                r = check_model(example, train, translated, settings, blocked)
+                r = check_model(example, train, translated, settings, blocked, _class_verdicts(translation, src))
                 results.append(r)
                 _say(stderr, f"  {r.name}: {_verdict(r)} ({r.seconds:.1f} s)")
 
@@ -587,7 +611,7 @@ def print_summary(doc: dict, page: Path, beside: Path, out: IO[str]) -> None:
               f"{doc['settings']['verdict']})", file=out)
         if t["not-translated"]:
             one = t["not-translated"] == 1
-            print(f"{t['not-translated']} model{' is' if one else 's are'} not yet convertible: "
-                  f"{'its' if one else 'their'} files keep manual sites (APIs outside the core set, or mappings without a passing paired "
-                  "example); the report lists each one", file=out)
+            print(f"{t['not-translated']} model{' is' if one else 's are'} not yet convertible: the translation says "
+                  f"{'it' if one else 'each'} will not run (a manual site in what it builds or runs: an API outside "
+                  "the core set, or a mapping without a passing paired example); the report lists each one", file=out)
     print(f"report: {_shown(page)} (its JSON: {_shown(beside)})", file=out)

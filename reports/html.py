@@ -484,7 +484,7 @@ def _demo(doc: dict):
         status = r["status"]
         headline = {"agree": "outputs and gradients agree", "mismatch": "outputs or gradients differ",
                     "failed": f"failed at {r.get('stage') or '?'}",
-                    "not-translated": "not run: its files keep manual sites"}.get(status, status)
+                    "not-translated": "not run: the translation says it will not run"}.get(status, status)
         translated = "yes" if r.get("translated") else (f"no ({r['manual']} manual)" if r.get("manual") else "no")
         models.append(dict(name=r["name"], form=r.get("form", ""), translated=translated, ran=bool(r.get("ran")),
                            status=status, rank=_MODEL_RANK.get(status, 9), stage=r.get("stage", ""),
@@ -503,9 +503,9 @@ def _demo(doc: dict):
     if totals.get("not-translated"):
         one = totals["not-translated"] == 1
         note = (f"{totals['not-translated']} of {totals['models']} models {'is' if one else 'are'} not yet "
-                f"convertible: {'its' if one else 'their'} files keep "
-                "manual sites (APIs outside the core set, or mappings without a passing paired example). The APIs "
-                "table says which; each model's row names the first site.")
+                f"convertible: the translation says {'it' if one else 'each'} will not run (a manual site in what "
+                "it builds or runs: an API outside the core set, or a mapping without a passing paired example). "
+                "Each model's row names the first reason and its place; the APIs table says which APIs.")
     versions = doc.get("versions") or {}
     model = dict(cards=cards, note=note, models=models, kinds=kinds, statuses=list(_MODEL_RANK), apis=apis,
                  translation=translation, source=doc.get("source", "?"), output=doc.get("output", "?"),

@@ -148,8 +148,9 @@ def test_demo_writes_both_reports_and_says_where(tmp_path, capsys):
         assert m["status"] in ("agree", "mismatch", "failed", "not-translated"), m
         assert m["name"] in out
         assert m["files"], m          # each model knows the project files it is built from
-        if m["status"] == "not-translated":
-            assert m["manual"] > 0 and "manual site" in m["reason"] and ".py:" in m["reason"]
+        if m["status"] == "not-translated":   # the translation's verdict on its class (translator/verdicts.py)
+            assert m["manual"] > 0 and " will not run: " in m["reason"] and ".py:" in m["reason"], m["reason"]
+    assert model(doc, "mlp")["ran"], "its one manual site is in the file's __main__, which the model never runs"
     assert "tinynets/utils.py" in model(doc, "mixer")["files"]      # the wrapper it imports
     assert doc["settings"]["train_steps"] == 2 and "2 training steps" in out
     assert all(len(m["training"]["divergence"]) == 2 for m in doc["models"] if m["ran"])
