@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from pathlib import Path
 
 os.environ.setdefault("GLOG_v", "3")
 
@@ -191,6 +192,27 @@ def test_a_module_list_holding_none_translates_to_one_that_runs_and_agrees(tmp_p
     exec(compile(source, "net.py", "exec"), twin := {})
     torch.manual_seed(0)
     report = compare(twin["Net"](), namespace["Net"](), [np.linspace(-1, 1, 2 * 4, dtype=np.float32).reshape(2, 4)])
+    assert report.passed, str(report)
+
+
+def test_a_forward_read_by_name_is_the_translated_method_and_computes_what_torchs_does():
+    """Hugging Face's GradientCheckpointingLayer wraps `cls.forward` in __init_subclass__ and sets it back; code
+    reads `type(x).forward`, `Base.forward`, `getattr(x, "forward")`, `self.layer.forward(...)`. Each is the
+    renamed method (construct) on the MindSpore side, so the wrapper wraps what runs."""
+    import torch
+
+    from recompat.compat import compare
+    from recompat.translator.translate import translate_bytes
+
+    source = (Path(__file__).parent / "cases" / "to_mindspore" / "model_scope_methods_read_by_name" /
+              "before.py").read_text()
+    result = translate_bytes(source.encode(), "layer.py", scope="model")
+    assert "forward" not in result.new_data.decode().replace("functools.wraps(forward)", "").replace(
+        "forward = cls.construct", "").replace("return forward(self", "")
+    exec(compile(result.new_data, "layer.py", "exec"), namespace := {})
+    exec(compile(source, "layer.py", "exec"), twin := {})
+    torch.manual_seed(0)
+    report = compare(twin["Outer"](), namespace["Outer"](), [np.linspace(-1, 1, 2 * 4, dtype=np.float32).reshape(2, 4)])
     assert report.passed, str(report)
 
 

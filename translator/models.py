@@ -295,6 +295,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def visit_Call(self, node: ast.Call):
         func = node.func
+        if self._method_named(node):
+            return self.generic_visit(node)
         qual, root = self.qualname(func)
         if (marker := self.markers.get(qual)) is not None and self._marker_call(node, marker):
             return
@@ -536,6 +538,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         return True
 
     def visit_Attribute(self, node: ast.Attribute):
+        if id(node) not in self._seen and (entry := self._renamed_methods.get(node.attr)) is not None \
+                and self._names_a_model(node.value):
+            self._seen.add(id(node))   # cls.forward, type(self).forward, Base.forward, cls.forward = ...: renamed
+            self._rename_attr(node, entry)
+            return self.visit(node.value)
         if isinstance(node.value, (ast.Name, ast.Attribute)) and self._narrowed_attribute(node):
             return
         if not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Attribute):
@@ -711,9 +718,42 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     @RULES.register("method_name", on="method_call")
     def _method_call(self, call: ast.Call, entry: Entry) -> bool:
         """`self.forward(...)`, `super().forward(...)` in a model: the method's new name."""
+        if id(call.func) in self._seen:   # visit_Attribute renamed it
+            return True
         if not self._self_or_super(call.func.value):
             return False
         self._rename_attr(call.func, entry)
+        return True
+
+    @functools.cached_property
+    def _renamed_methods(self) -> dict[str, Entry]:
+        """The model methods the translation renames (forward -> construct), by their source name: proven entries."""
+        return {e.names(self.frm)[0].rsplit(".", 1)[1]: e for es in self.by_attr.values() for e in es
+                if e.rule == "method_name" and e.proven}
+
+    def _names_a_model(self, node: ast.AST) -> bool:
+        """Does `node` name a model class or instance whose methods the translation renames: self, cls, super()
+        and type(self) in a model class, or a model class of the file or the tree by its name?"""
+        in_model = getattr(self, "_in_model", False)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            return in_model and (node.func.id == "super" or node.func.id == "type" and len(node.args) == 1)
+        if isinstance(node, ast.Name) and node.id in ("self", "cls"):
+            return in_model
+        if (isinstance(node, ast.Name) and node.id in self.model_classes) or self._model_base(node):
+            return True
+        return self.scope is not None and names.scope_container_kind(self.scope, node) == names.CELL   # self.layer
+
+    def _method_named(self, call: ast.Call) -> bool:
+        """getattr(self, "forward"), hasattr, setattr, delattr on what names a model: the string renamed."""
+        if not (isinstance(call.func, ast.Name) and call.func.id in ("getattr", "hasattr", "setattr", "delattr")
+                and len(call.args) >= 2 and isinstance(name := call.args[1], ast.Constant)
+                and isinstance(name.value, str) and (entry := self._renamed_methods.get(name.value)) is not None
+                and self._names_a_model(call.args[0])):
+            return False
+        new = entry.names(self.to)[0].rsplit(".", 1)[1]
+        text = self.src.segment(name)
+        self.src.replace_node(name, text.replace(name.value, new, 1))
+        self.diag(self.site(name, entry.names(self.frm)[0]), "RC300", source=text, target=text.replace(name.value, new, 1))
         return True
 
     @RULES.register("model_method", on="method_call")
