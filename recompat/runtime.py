@@ -56,7 +56,7 @@ import warnings
 
 __all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "initialized", "layer_norm",
            "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "roll",
-           "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "torch_signature",
+           "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
 
 
@@ -447,6 +447,26 @@ def _layer_entries() -> dict[type, list]:
             continue
         found.setdefault(cls, []).append(entry)
     return found
+
+
+def tensor_unflatten(tensor, dim, sizes):
+    """torch's ``tensor.unflatten(dim, sizes)`` on a MindSpore tensor, which has no unflatten: dim ``dim`` split
+    into ``sizes`` (one of them may be -1), by a reshape. As torch's, it refuses sizes whose product is not that
+    dim's size."""
+    shape = tuple(tensor.shape)
+    at = dim + len(shape) if dim < 0 else dim
+    if not 0 <= at < len(shape):
+        raise IndexError(f"unflatten: dim {dim} is out of range for a tensor of {len(shape)} dims")
+    sizes = tuple(int(n) for n in sizes)
+    known = 1
+    for n in sizes:
+        known *= n if n != -1 else 1
+    free = -1 in sizes
+    if sizes.count(-1) > 1 or (not free and known != shape[at]) or (free and (not known or shape[at] % known)):
+        raise RuntimeError(f"unflatten: sizes {list(sizes)} do not multiply to the size of dim {dim} ({shape[at]})")
+    # the -1 worked out here: with another dim empty, a reshape cannot tell it (MindSpore makes it 0)
+    sizes = tuple(shape[at] // known if n == -1 else n for n in sizes)
+    return tensor.reshape(shape[:at] + sizes + shape[at + 1:])
 
 
 def tensor_to(tensor, *args, **kwargs):
