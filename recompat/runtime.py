@@ -56,7 +56,7 @@ import warnings
 
 __all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "initialized", "layer_norm",
            "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "roll",
-           "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_unflatten", "torch_signature",
+           "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
 
 
@@ -447,6 +447,20 @@ def _layer_entries() -> dict[type, list]:
             continue
         found.setdefault(cls, []).append(entry)
     return found
+
+
+def tensor_type_as(tensor, other):
+    """torch's ``tensor.type_as(other)``: the tensor cast to other's dtype (itself where it already has it). A cast
+    to an integer or bool dtype stops the gradient there, as torch's does (an integer tensor has none); MindSpore's
+    own Tensor.type_as passes gradients through it."""
+    import mindspore
+
+    if tensor.dtype == other.dtype:
+        return tensor
+    cast = tensor.astype(other.dtype)
+    floating = other.dtype in (mindspore.float16, mindspore.float32, mindspore.float64, mindspore.bfloat16,
+                               mindspore.complex64, mindspore.complex128)
+    return cast if floating else mindspore.ops.stop_gradient(cast)
 
 
 def tensor_unflatten(tensor, dim, sizes):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -383,11 +384,15 @@ print(grads((1, 3))[0].shape)
 
 def test_pin_mindspore_fails_the_backward_after_one_over_an_empty_dim():
     """Why the probes judge an empty dim last and then run the plain call once more (Runner.probe_entry). In a
-    process of its own: under load the failing backward has been seen to take its process down."""
+    process of its own: the next backward either raises once (then works) or, seen under load, dies of SIGSEGV."""
     r = subprocess.run([sys.executable, "-c", _AFTER_AN_EMPTY_DIM], capture_output=True, text=True, timeout=300,
                        env={**os.environ, "GLOG_v": "3"})
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split("\n")[:3] == ["(2, 3) (0, 3)", "True", "(1, 3)"], "fails once, then works"
+    lines = r.stdout.split("\n")
+    assert lines[0] == "(2, 3) (0, 3)", r.stderr[-2000:]
+    if r.returncode == -signal.SIGSEGV:   # seen under load: the failing backward takes the process down
+        assert lines[1:] == [""], r.stdout
+    else:
+        assert r.returncode == 0 and lines[1:3] == ["True", "(1, 3)"], ("fails once, then works", r.stdout, r.stderr)
 
 
 def test_a_kernel_that_kills_the_process_is_that_parts_outcome_and_the_run_goes_on(maps):

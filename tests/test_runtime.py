@@ -239,6 +239,24 @@ def test_tensor_unflatten_gives_torchs_shape_or_refuses_what_torch_refuses(shape
     assert got.shape == want.shape and (got == want).all()
 
 
+def test_type_as_to_an_integer_dtype_stops_the_gradient_as_torchs_and_mindsporess_own_does_not():
+    import mindspore
+    import torch
+
+    from recompat.runtime import tensor_type_as
+
+    x = np.linspace(-1, 1, 6, dtype=np.float32)
+    t = torch.tensor(x, requires_grad=True)
+    (t * (t * 4).type_as(torch.arange(3))).sum().backward()
+    index = mindspore.Tensor(np.arange(3))
+    ours = mindspore.grad(lambda h: (h * tensor_type_as(h * 4, index)).sum())(mindspore.Tensor(x))
+    own = mindspore.grad(lambda h: (h * (h * 4).type_as(index)).sum())(mindspore.Tensor(x))
+    assert np.array_equal(ours.asnumpy(), t.grad.numpy())
+    assert not np.array_equal(own.asnumpy(), t.grad.numpy()), "pin: MindSpore 2.10's own passes the gradient"
+    same = mindspore.Tensor(x)
+    assert tensor_type_as(same, same) is same, "its own dtype: the tensor itself, as torch's"
+
+
 def test_no_grad_is_a_context_and_a_decorator_made_or_bare_as_torchs():
     import mindspore as ms
 
