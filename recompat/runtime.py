@@ -55,7 +55,7 @@ import string
 import warnings
 
 __all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "initialized", "layer_norm",
-           "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "roll",
+           "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
 
@@ -66,6 +66,8 @@ def __getattr__(name: str):
         return _module_dict()
     if name == "ModuleList":
         return _module_list()
+    if name == "RMSNorm":
+        return _rms_norm()
     if name == "no_grad":
         return _no_grad()
     if name == "as_tensor":
@@ -401,6 +403,34 @@ def _module_list() -> type:
 
     ModuleList.__module__ = __name__
     return ModuleList
+
+
+@functools.lru_cache(maxsize=None)
+def _rms_norm() -> type:
+    import mindspore
+    from mindspore import nn, ops
+
+    class RMSNorm(nn.Cell):
+        """torch.nn.RMSNorm as a Cell (MindSpore 2.10 has none): x / sqrt(mean(x**2) + eps) over the last
+        len(normalized_shape) dims, times ``weight`` (torch's name, so torch's weights transfer by name) where
+        ``elementwise_affine``. ``eps`` left out is the input dtype's machine epsilon, as torch's."""
+
+        def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+            super().__init__()
+            shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+            self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+            self.weight = mindspore.Parameter(ops.ones(shape, dtype or mindspore.float32), name="weight") \
+                if elementwise_affine else None
+
+        def construct(self, x):
+            axes = tuple(range(-len(self.normalized_shape), 0))
+            eps = self.eps if self.eps is not None else finfo(x.dtype).eps
+            out = x * ops.rsqrt((x * x).mean(axis=axes, keep_dims=True) + eps)
+            # torch's keeps the input's dtype (a float16 input with a float32 weight gives float16)
+            return (out * self.weight).astype(x.dtype) if self.weight is not None else out
+
+    RMSNorm.__module__ = __name__
+    return RMSNorm
 
 
 def assign(tensor, value):
