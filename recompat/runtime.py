@@ -54,7 +54,7 @@ import math
 import string
 import warnings
 
-__all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "initialized", "layer_norm",
+__all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "initialized", "is_grad_enabled", "layer_norm",
            "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
@@ -739,6 +739,15 @@ def _domain_fixes() -> dict:
     Softmax.__module__ = __name__
     return {"tensor_any": tensor_any, "softmax": softmax, "logsumexp": logsumexp,
             "binary_cross_entropy": binary_cross_entropy, "Softmax": Softmax}
+
+
+def is_grad_enabled() -> bool:
+    """torch.is_grad_enabled on MindSpore (PyNative): False inside ``no_grad`` (``mindspore._no_grad``, which
+    ``recompat.runtime.no_grad`` is), True elsewhere, as torch's outside ``torch.no_grad``. MindSpore keeps that
+    state on its PyNative executor; tests/test_runtime.py pins it against torch's."""
+    from mindspore.common.api import _pynative_executor
+
+    return bool(_pynative_executor.enable_grad())
 
 
 def finfo(type=None):  # noqa: A002 - torch's name

@@ -257,6 +257,26 @@ def test_type_as_to_an_integer_dtype_stops_the_gradient_as_torchs_and_mindspores
     assert tensor_type_as(same, same) is same, "its own dtype: the tensor itself, as torch's"
 
 
+def test_is_grad_enabled_says_what_torchs_says_outside_inside_and_after_no_grad():
+    import mindspore
+    import torch
+
+    from recompat.runtime import is_grad_enabled, no_grad
+
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)   # process-global: another test may have set GRAPH mode
+
+    def states(enabled, context):
+        seen = [enabled()]
+        with context():
+            seen.append(enabled())
+        return seen + [enabled()]
+
+    assert states(is_grad_enabled, no_grad) == states(torch.is_grad_enabled, torch.no_grad) == [True, False, True]
+    inside = []
+    mindspore.grad(lambda x: inside.append(is_grad_enabled()) or (x * 2).sum())(mindspore.Tensor(np.ones(2, np.float32)))
+    assert inside == [True], "where MindSpore takes a gradient"
+
+
 def test_no_grad_is_a_context_and_a_decorator_made_or_bare_as_torchs():
     import mindspore as ms
 
