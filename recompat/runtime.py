@@ -483,13 +483,17 @@ def tensor_type_as(tensor, other):
     """torch's ``tensor.type_as(other)``: the tensor cast to other's dtype (itself where it already has it). A cast
     to an integer or bool dtype stops the gradient there, as torch's does (an integer tensor has none); MindSpore's
     own Tensor.type_as passes gradients through it."""
+    return tensor if tensor.dtype == other.dtype else _cast(tensor, other.dtype)
+
+
+def _cast(tensor, dtype):
+    """``tensor`` as ``dtype``; the gradient stops at a cast to an integer or bool dtype, as torch's does (an
+    integer tensor has none), where MindSpore's astype passes it through."""
     import mindspore
 
-    if tensor.dtype == other.dtype:
-        return tensor
-    cast = tensor.astype(other.dtype)
-    floating = other.dtype in (mindspore.float16, mindspore.float32, mindspore.float64, mindspore.bfloat16,
-                               mindspore.complex64, mindspore.complex128)
+    cast = tensor.astype(dtype)
+    floating = dtype in (mindspore.float16, mindspore.float32, mindspore.float64, mindspore.bfloat16,
+                         mindspore.complex64, mindspore.complex128)
     return cast if floating else mindspore.ops.stop_gradient(cast)
 
 
@@ -519,7 +523,8 @@ def tensor_to(tensor, *args, **kwargs):
     (``x.to(device)``, ``x.to(y.device)``, ``device=``), ``non_blocking`` and ``memory_format`` change nothing.
     Which of torch's three forms a call is, only its values tell, so they decide here: a MindSpore dtype is the
     dtype, a tensor gives its dtype, True/False are non_blocking then copy, anything else is a device. As in torch,
-    the tensor itself comes back where its dtype is the one asked for, and a copy where ``copy=True``."""
+    the tensor itself comes back where its dtype is the one asked for, and a copy where ``copy=True``; a cast to
+    an integer or bool dtype stops the gradient, as torch's (MindSpore's astype passes it through)."""
     import mindspore
 
     unknown = set(kwargs) - {"device", "dtype", "non_blocking", "copy", "memory_format"}
@@ -540,7 +545,7 @@ def tensor_to(tensor, *args, **kwargs):
     if len(wanted) > 1:
         raise TypeError(f"recompat.runtime.tensor_to: two dtypes given ({', '.join(sorted(map(str, wanted)))})")
     if wanted and wanted != {tensor.dtype}:
-        return tensor.astype(wanted.pop())
+        return _cast(tensor, wanted.pop())   # an integer cast stops the gradient, as torch's
     return tensor.copy() if copy else tensor
 
 

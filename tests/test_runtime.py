@@ -239,11 +239,11 @@ def test_tensor_unflatten_gives_torchs_shape_or_refuses_what_torch_refuses(shape
     assert got.shape == want.shape and (got == want).all()
 
 
-def test_type_as_to_an_integer_dtype_stops_the_gradient_as_torchs_and_mindsporess_own_does_not():
+def test_a_cast_to_an_integer_dtype_stops_the_gradient_as_torchs_and_mindsporess_own_does_not():
     import mindspore
     import torch
 
-    from recompat.runtime import tensor_type_as
+    from recompat.runtime import tensor_to, tensor_type_as
 
     x = np.linspace(-1, 1, 6, dtype=np.float32)
     t = torch.tensor(x, requires_grad=True)
@@ -255,6 +255,12 @@ def test_type_as_to_an_integer_dtype_stops_the_gradient_as_torchs_and_mindspores
     assert not np.array_equal(own.asnumpy(), t.grad.numpy()), "pin: MindSpore 2.10's own passes the gradient"
     same = mindspore.Tensor(x)
     assert tensor_type_as(same, same) is same, "its own dtype: the tensor itself, as torch's"
+    # tensor_to's casts too: x.to(torch.long).to(torch.float32)
+    t.grad = None
+    (t * (t * 4).to(torch.long).to(torch.float32)).sum().backward()
+    ours = mindspore.grad(lambda h: (h * tensor_to(tensor_to(h * 4, mindspore.int64), mindspore.float32)).sum())(
+        mindspore.Tensor(x))
+    assert np.array_equal(ours.asnumpy(), t.grad.numpy())
 
 
 def test_is_grad_enabled_says_what_torchs_says_outside_inside_and_after_no_grad():

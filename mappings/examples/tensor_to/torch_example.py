@@ -1,4 +1,5 @@
-"""t.to with a dtype (by position and keyword), another tensor, a device and both."""
+"""t.to with a dtype (by position and keyword), another tensor, a device and both; and a round trip through an
+integer dtype, where torch's gradient stops (MindSpore's astype would pass it)."""
 import numpy as np
 import torch
 from torch import nn
@@ -14,7 +15,8 @@ class Example(nn.Module):
         h = self.layer(x)
         wide = h.to(torch.float64).to(dtype=h.dtype)          # a round trip through float64
         same = h.to(x) + h.to(x.device) + h.to(device=x.device, dtype=torch.float32)
-        return self.head(wide * same)
+        steps = (h * 4).to(torch.int64).to(torch.float32)     # no gradient through the integer cast
+        return self.head(wide * same + h * steps)
 
 
 INPUTS = [np.linspace(-2.0, 2.0, 2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)]
