@@ -229,15 +229,19 @@ def reason(exc: BaseException, roots: list[Path]) -> str:
 
 # --------------------------------------------------------------------------------------------- one model
 
+def _in_project(path, src: Path) -> str | None:
+    """`path` as a project file relative to src (with /), or None where it is outside the project."""
+    root, path = src.resolve(), Path(path).resolve()
+    return str(path.relative_to(root)).replace(os.sep, "/") if root in path.parents else None
+
+
 def _manual_sites(translation: dict, src: Path) -> dict[str, list[str]]:
     """Project file (relative to src) -> what keeps it from being translated: its manual sites, or its error."""
     out: dict[str, list[tuple]] = {}
-    root = src.resolve()
     for f in translation["files"]:
-        path = Path(f["path"]).resolve()
-        if root not in path.parents:
+        rel = _in_project(f["path"], src)
+        if rel is None:
             continue
-        rel = str(path.relative_to(root)).replace(os.sep, "/")
         if f.get("error"):
             out.setdefault(rel, []).append((0, 0, f"{f['path']}: {f['error']}"))
         for s in f.get("sites", ()):
@@ -250,13 +254,8 @@ def _manual_sites(translation: dict, src: Path) -> dict[str, list[str]]:
 
 def _class_verdicts(translation: dict, src: Path) -> dict[tuple[str, str], dict]:
     """(project file relative to src, class name) -> the translation's verdict on that model class."""
-    root = src.resolve()
-    found = {}
-    for v in translation.get("classes", ()):
-        path = Path(v["path"]).resolve()
-        if root in path.parents:
-            found[(str(path.relative_to(root)).replace(os.sep, "/"), v["cls"].rpartition(".")[2])] = v
-    return found
+    return {(rel, v["cls"].rpartition(".")[2]): v for v in translation.get("classes", ())
+            if (rel := _in_project(v["path"], src)) is not None}
 
 
 def _kept_without_recompute(example, train, translated, inputs) -> dict:
@@ -335,9 +334,7 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         res.files = project_files(tmodel, settings.src)
         left = [(rel, why) for rel in res.files for why in blocked.get(rel, ())]   # in file and line order
         res.manual = len(left)
-        own = Path(inspect.getsourcefile(type(tmodel)) or "").resolve()
-        place = str(own.relative_to(settings.src.resolve())).replace(os.sep, "/") \
-            if settings.src.resolve() in own.parents else ""
+        place = _in_project(inspect.getsourcefile(type(tmodel)) or "", settings.src)
         judged = (verdicts or {}).get((place, type(tmodel).__name__))
         if judged is not None and judged["verdict"] == "will not run":
             res.reason = f"{type(tmodel).__name__} will not run ({judged['at']}): {judged['reason']}"

@@ -506,9 +506,7 @@ def tensor_unflatten(tensor, dim, sizes):
     if not 0 <= at < len(shape):
         raise IndexError(f"unflatten: dim {dim} is out of range for a tensor of {len(shape)} dims")
     sizes = tuple(int(n) for n in sizes)
-    known = 1
-    for n in sizes:
-        known *= n if n != -1 else 1
+    known = math.prod(n for n in sizes if n != -1)
     free = -1 in sizes
     if sizes.count(-1) > 1 or (not free and known != shape[at]) or (free and (not known or shape[at] % known)):
         raise RuntimeError(f"unflatten: sizes {list(sizes)} do not multiply to the size of dim {dim} ({shape[at]})")

@@ -175,7 +175,7 @@ def comment_manual_sites(src: Source, tree: ast.Module, sites) -> None:
 def _statement_line(body: list[ast.stmt], line: int) -> int | None:
     """The first line (a decorator's, where it has one) of the innermost statement of `body` holding `line`."""
     for stmt in body:
-        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        first = names.first_line(stmt)
         if first <= line <= stmt.end_lineno:
             inner = [_statement_line(block, line) for block in statement_blocks(stmt)]
             return next((n for n in inner if n is not None), first)

@@ -314,6 +314,11 @@ def is_self_attr(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
+def first_line(stmt: ast.stmt) -> int:
+    """A statement's first line: its first decorator's, where it has one."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+
+
 def attribute_chain(node: ast.AST) -> list[str] | None:
     """`a.b.c` -> ['a', 'b', 'c']; None for anything that is not a plain dotted name."""
     parts = []

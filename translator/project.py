@@ -105,8 +105,7 @@ _READ = (ast.Name, ast.Attribute, *dict.fromkeys(_BRANCHING))   # what _body_fac
 
 
 def _span(stmt: ast.stmt) -> dict:
-    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-    return {"line": first, "end": stmt.end_lineno}
+    return {"line": names.first_line(stmt), "end": stmt.end_lineno}
 
 
 def _body_facts(nodes: list[ast.AST], qualify) -> dict:

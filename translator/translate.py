@@ -140,14 +140,15 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
     src = Source(current, path, package)
     tree = tree or _parse(src, stars)
     module = project.module_name(path, package)
+    scope = names.build_scope(tree, None)   # the module's, for its facts and its units
     if module is not None:
-        result.facts = project.module_facts(tree, module)
+        result.facts = project.module_facts(tree, module, scope)
     tx = ModelTranslator(src, tree, m, to, models)
     sites = tx.run()    # after run(): a site found in code the translation removed is withdrawn
     if result.facts is not None:
         result.facts["models"] = sorted(f"{module}.{name}" for name in tx.model_classes)
     own = module or os.path.splitext(os.path.basename(path))[0]   # a loose file: what a script beside it imports
-    result.units = project.module_units(tree, own)
+    result.units = project.module_units(tree, own, scope)
     for qual, unit in result.units.items():   # their lines become the user's file's, as the sites'
         for part in (unit, *unit["methods"].values()):
             part.update({k: origin.line(part[k]) for k in ("line", "end") if k in part})
