@@ -243,7 +243,7 @@ def replaying_mindspore(tape: MaskTape, side: str = "MindSpore"):
 
     def replayed(original, channel: bool):
         def call(prim, x, *args, **kwargs):
-            if args or kwargs:                     # not the known signature: leave it alone
+            if args or kwargs or prim.keep_prob >= 1.0:   # another signature, or p == 0 (torch draws nothing)
                 return original(prim, x, *args, **kwargs)
             with _no_grad():                       # the primitive draws as in a real run: its stream, its cache
                 _, drawn = original(prim, x)

@@ -1031,6 +1031,35 @@ def test_planted_dropout_bugs_fail_with_replayed_masks():
         compare(*_trained(_TorchDropOnce(), _MsDrop()), x)
 
 
+class _TorchNoDrop(_TorchDrop):
+    """Dropout with p=0 in training (Hugging Face's attention: `dropout(w, p=0.0 if not training else p)`)."""
+    def __init__(self):
+        super().__init__()
+        self.drop = torch.nn.Dropout(0.0)
+
+    def forward(self, x):
+        return self.fc2(torch.nn.functional.dropout(self.block(x), 0.0, self.training))
+
+
+class _MsNoDrop(_MsDrop):
+    def __init__(self, p=0.0):
+        super().__init__(p=0.0)
+        self.functional_p = p
+
+    def construct(self, x):
+        return self.fc2(ops.dropout(self.block(x), self.functional_p, self.training))
+
+
+@runtime
+def test_a_dropout_of_p_zero_is_no_draw_on_either_side():
+    """torch draws no mask for p=0; MindSpore's Dropout op still runs (keep_prob 1): the replay passes it through
+    rather than asking torch's tape for a mask it never drew. A p that is not 0 on one side still fails."""
+    report = compare(*_trained(_TorchNoDrop(), _MsNoDrop()), [_x(16, 32)])
+    assert report.passed, str(report)
+    with pytest.raises(ModelRunError, match="calls dropout more often than torch's, which called it 0 times"):
+        compare(*_trained(_TorchNoDrop(), _MsNoDrop(p=0.3)), [_x(16, 32)])
+
+
 class _TorchDropOnce(_TorchDrop):
     def forward(self, x):
         return self.fc2(self.block(x))
