@@ -587,7 +587,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.diag(self.site(node, qual), "RC301", api=qual)
 
     def _reference(self, node: ast.AST, qual: str, root: str | None) -> None:
-        """A source API named but not called here: a base class, an annotation, a class passed as a value."""
+        """A source API named but not called here: a base class, an annotation, a class or function passed as a
+        value (`act = F.gelu`, `partial(F.softmax, dim=-1)`)."""
         entry = self.table.get(qual)
         handler = RULES.handler(entry.rule, "reference") if entry else None
         if handler is None and qual in self.framework.tensor_types and id(node) in self._annotation_positions:
@@ -603,6 +604,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     @RULES.register("api_value", on="reference")
     @RULES.register("api_class", on="reference")
+    @RULES.register("api_function", on="reference")
     @RULES.register("optimizer", on="reference")
     @RULES.register("loss", on="reference")
     @RULES.register("lr_schedule", on="reference")
@@ -621,7 +623,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         same_call = not differing and not entry.form and all(   # (a parameter only the target has is never given)
             p.action == "keep" and getattr(p, self.frm) == getattr(p, self.to) and not p.convert
             for p in entry.params if getattr(p, self.frm) is not None)
-        adapted = self.to == "mindspore" and entry.rule == "api_class"
+        # a function whose call is the same is renamed (GRAPH mode compiles it); any other goes through the adapter
+        adapted = self.to == "mindspore" and (entry.rule == "api_class" or entry.rule == "api_function"
+                                              and not same_call)
         if adapted and (cls := self._layer_subclasses.get(id(node))) is not None and self._layer_class(qual):
             # a subclass's __init__ calls the layer's with torch's arguments: they are translated when it is made
             self.src.replace_node(node, self._adapter(entry))
