@@ -125,6 +125,45 @@ def test_a_method_the_targets_tensor_has_under_the_same_name_runs(tmp_path, caps
     assert classes["Net"]["verdict"] == "runs", classes["Net"]
 
 
+def test_a_class_read_out_of_a_table_of_another_file_may_not_run_and_an_alias_is_the_class(tmp_path, capsys):
+    """Hugging Face's `self.act = ACT2FN[config.hidden_act]`: ACT2FN, a module-level table in activations.py, holds
+    a class left torch: which one a layer takes depends on the key, so the layer may not run (it was "runs", then
+    failed on MindSpore with torch's gelu). A plain alias (`Default = Attn`) is followed to the class: will not
+    run."""
+    classes, err = translate(tmp_path, {"pkg/__init__.py": "", "pkg/attn.py": ATTN, "pkg/acts.py": """\
+        from torch import nn
+
+        from .attn import Attn
+
+        ACT2CLS = {"relu": nn.ReLU, "attn": Attn}
+        Default = Attn
+        """, "pkg/net.py": """\
+        from torch import nn
+
+        from .acts import ACT2CLS, Default
+
+
+        class Net(nn.Module):
+            def __init__(self, act="relu"):
+                super().__init__()
+                self.act = ACT2CLS[act]()
+
+            def forward(self, x):
+                return self.act(x)
+
+
+        class Aliased(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Default()
+        """}, capsys)
+    net, aliased, attn = classes["Net"], classes["Aliased"], classes["Attn"]
+    assert net["verdict"] == "may not run" and net["at"] == attn["at"], net
+    assert net["reason"].startswith("it uses ACT2CLS, which may not run: it uses Attn, which will not run: RC301")
+    assert aliased["verdict"] == "will not run" and aliased["reason"].startswith("it uses Attn, which will not run")
+    assert "ACT2CLS" not in classes and "Default" not in classes, "a value is no class of its own"
+
+
 def test_a_base_outside_the_translated_files_is_a_diagnostic_never_a_silent_forward(tmp_path, capsys):
     classes, err = translate(tmp_path, {"modeling.py": """\
         import torch

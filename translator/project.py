@@ -73,8 +73,9 @@ def module_facts(tree: ast.Module, module: str, scope: names.Scope | None = None
 
 
 def module_units(tree: ast.Module, module: str, scope: names.Scope | None = None) -> dict:
-    """Each top-level class and function of a module, for the "will it run" verdicts (translator/verdicts.py):
-    {qualified name: {"kind": "class" | "function", "line", "end", "bases" (qualified), "methods"}}, where each
+    """Each top-level class, function and named value (`NAME = ...`) of a module, for the "will it run" verdicts
+    (translator/verdicts.py): {qualified name: {"kind": "class" | "function" | "value", "line", "end", "bases"
+    (qualified), "methods"}}, where each
     method (a function: its one body, "") is {"line", "end", "calls": the methods of its class it calls as
     self.<name>, "uses": [[dotted name it reads, qualified as the module reads it; read under a condition only?]],
     "branches": [[first, last line] of each block that runs under a condition (an if's, a while's, a try's
@@ -97,6 +98,17 @@ def module_units(tree: ast.Module, module: str, scope: names.Scope | None = None
                 methods[""] = _body_facts(index.own(stmt, _READ, defs), qualify)
             units[f"{module}.{stmt.name}"] = {"kind": "class", **_span(stmt),
                                                "bases": [b for b in bases if b is not None], "methods": methods}
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            facts = _body_facts([n for n in ast.walk(stmt.value) if isinstance(n, _READ)], qualify)
+            if not isinstance(stmt.value, (ast.Name, ast.Attribute)):
+                # a table or a call (ACT2FN = {"gelu": GELUActivation, ...}): what a reader takes out depends on
+                # the key, so what it holds runs only on some arguments
+                facts["branches"].append([stmt.value.lineno, stmt.value.end_lineno])
+                facts["uses"] = [[q, True] for q, _ in facts["uses"]]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    units[f"{module}.{t.id}"] = {"kind": "value", **_span(stmt), "methods": {"": facts}}
     return units
 
 
