@@ -178,7 +178,12 @@ class _Replayer:
                 if n >= len(self.tape.recomputed):
                     raise DropoutReplayError(f"{self.side} recomputes dropout more often than torch did")
                 return self.tape.recomputed[n]
-            mask = self.seen.match(x, drawn, self.side)
+            try:
+                mask = self.seen.match(x, drawn, self.side)
+            except DropoutReplayError:
+                if not self.tape.redrawn[self.side]:
+                    raise
+                mask = None                       # an input an earlier new mask changed: it follows the side too
             if mask is None:                      # the side really recomputes with a new mask: so does the replay
                 self.tape.redrawn[self.side] += 1
                 return drawn

@@ -1014,6 +1014,46 @@ def test_replay_never_hides_a_recomputation_that_draws_a_new_mask():
     assert not row.passed and "MindSpore's recomputation drew 1 new mask" in row.message
 
 
+class _TorchChainDrop(torch.nn.Module):
+    """Two dropouts in sequence inside one checkpointed block (Hugging Face's BertLayer: attention probabilities,
+    then the hidden states): the second one's input depends on the first one's mask."""
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.d1, self.fc2, self.d2 = (torch.nn.Linear(32, 32), torch.nn.Dropout(0.3),
+                                                torch.nn.Linear(32, 8), torch.nn.Dropout(0.3))
+
+    def block(self, x):
+        return self.d2(self.fc2(self.d1(torch.relu(self.fc1(x)))))
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+        return checkpoint(self.block, x, use_reentrant=False)
+
+
+class _MsChainDrop(mnn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.d1, self.fc2, self.d2 = mnn.Dense(32, 32), mnn.Dropout(p=0.3), mnn.Dense(32, 8), \
+            mnn.Dropout(p=0.3)
+
+    def block(self, x):
+        return self.d2(self.fc2(self.d1(ops.relu(self.fc1(x)))))
+
+    def construct(self, x):
+        return ms.recompute(self.block, x, use_reentrant=False, early_stop=False)
+
+
+@runtime
+def test_a_new_mask_in_recompute_is_followed_by_the_dropouts_after_it_and_judged():
+    """MindSpore's recomputation draws a new first mask, so the second dropout's recomputed input is none its
+    forward saw: that follows from the first (the replay follows the side) and the verdict names the new masks,
+    where it was an exception that hid it."""
+    report = compare(*_trained(_TorchChainDrop(), _MsChainDrop()), [_x(16, 32)])
+    assert not report.passed and report.row("output").passed and not report.row("fc1.weight.grad").passed
+    row = report.row("dropout masks")
+    assert not row.passed and "MindSpore's recomputation drew 2 new masks" in row.message, row.message
+
+
 @runtime
 def test_planted_dropout_bugs_fail_with_replayed_masks():
     x = [_x(16, 32)]
