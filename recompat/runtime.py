@@ -650,7 +650,7 @@ def _reduced_shape(shape: tuple, dim, keepdim: bool) -> tuple:
     return tuple(1 if i in axes else n for i, n in enumerate(shape) if keepdim or i not in axes)
 
 
-DOMAIN_FIXES = ("tensor_any", "softmax", "logsumexp", "binary_cross_entropy", "Softmax")
+DOMAIN_FIXES = ("tensor_any", "softmax", "logsumexp", "binary_cross_entropy", "Softmax", "expm1", "log1p")
 
 
 @functools.lru_cache(maxsize=None)
@@ -740,8 +740,53 @@ def _domain_fixes() -> dict:
             return softmax(input, self.dim)
 
     Softmax.__module__ = __name__
+
+    def wide(x):
+        """x in float64, and the dtype torch's result takes: x's own, float32 for an integer or bool tensor."""
+        return x.astype(mindspore.float64), x.dtype if ops.is_floating_point(x) else mindspore.float32
+
+    class Expm1(nn.Cell):
+        """exp(x) - 1 by Kahan's (exp(x) - 1) * x / log(exp(x)), x itself where exp(x) rounds to 1, in float64:
+        MindSpore 2.10's float32 log is too coarse near 1 for the formula. torch's backward, (out + 1) * dout, as
+        its bprop (the formula's own is 0 / 0 at exp(x) = 1)."""
+
+        def construct(self, x):
+            x64, dtype = wide(x)
+            u = ops.exp(x64)
+            um1 = u - 1
+            kahan = um1 * x64 / ops.log(u)
+            return ops.where(u == 1, x64, ops.where((um1 == -1) | ops.isinf(u), um1, kahan)).astype(dtype)
+
+        def bprop(self, x, out, dout):
+            return ((out + 1) * dout,)
+
+    class Log1p(nn.Cell):
+        """log(1 + x) by Kahan's log(1 + x) * x / ((1 + x) - 1), x itself where 1 + x rounds to 1, in float64;
+        torch's backward, dout / (x + 1), as its bprop."""
+
+        def construct(self, x):
+            x64, dtype = wide(x)
+            u = 1 + x64
+            kahan = ops.log(u) * x64 / (u - 1)
+            return ops.where(u == 1, x64, ops.where(ops.isinf(u) | (u <= 0), ops.log(u), kahan)).astype(dtype)
+
+        def bprop(self, x, out, dout):
+            return (dout / (x + 1),)
+
+    accurate_expm1, accurate_log1p = Expm1(), Log1p()
+
+    def expm1(input):  # noqa: A002 - torch's name
+        """torch.expm1, accurate near 0 as torch's is: MindSpore 2.10's ops.expm1 is exp(x) - 1, 19% off at
+        x = 1e-7 (tests/test_runtime.py)."""
+        return accurate_expm1(input)
+
+    def log1p(input):  # noqa: A002 - torch's name
+        """torch.log1p, accurate near 0 as torch's is: MindSpore 2.10's ops.log1p is log(1 + x), 19% off at
+        x = 1e-7 and 0 at 1e-30 (tests/test_runtime.py)."""
+        return accurate_log1p(input)
+
     return {"tensor_any": tensor_any, "softmax": softmax, "logsumexp": logsumexp,
-            "binary_cross_entropy": binary_cross_entropy, "Softmax": Softmax}
+            "binary_cross_entropy": binary_cross_entropy, "Softmax": Softmax, "expm1": expm1, "log1p": log1p}
 
 
 def is_grad_enabled() -> bool:
