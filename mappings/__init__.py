@@ -92,6 +92,7 @@ class Entry:
     in_subclass_of: dict | None = None   # model_method: {"classes", "runtime", "why"}: recompat.runtime's there
     draws: str | None = None          # the distribution it draws from: its example is draw(), proven by it
     holding_none: dict | None = None  # api_class: {"mindspore", "why"}: the target where the code shows None in it
+    fallback_for: str | None = None   # the entry of the same torch API it stands in for where that one cannot carry a call
     table_row: str | None = None      # made from the mapping table's verified row (table_entries): its evidence
     domain: tuple[tuple[str, str], ...] = ()   # the parts of its domain its counterpart differs on (DOMAIN_FILE)
 
@@ -418,7 +419,16 @@ class Mappings:
         """What translate --scope model translates (the core API set and the training pairs) by side translated
         from, then by every name on that side."""
         return {side: {name: e for e in (*self.table, *self.entries, *self.training) if e.rule in MODEL_RULES
-                       and e.translates_from(side) for name in e.names(side)} for side in ("torch", "mindspore")}
+                       and e.translates_from(side) and not e.fallback_for for name in e.names(side)}
+                for side in ("torch", "mindspore")}
+
+    def fallback(self, entry: Entry) -> Entry | None:
+        """The entry that stands in for `entry` where it cannot carry a call (its `fallback_for`), if any."""
+        return self._fallbacks.get(entry.id)
+
+    @functools.cached_property
+    def _fallbacks(self) -> dict[str, Entry]:
+        return {e.fallback_for: e for e in self.entries if e.fallback_for}
 
     def entry(self, entry_id: str) -> Entry:
         return next(e for e in (*self.entries, *self.training) if e.id == entry_id)
@@ -630,7 +640,7 @@ def load(folder: Path = HERE) -> Mappings:
     return maps
 
 
-CACHE_FORMAT = 12                     # bump when what a cache file holds changes shape
+CACHE_FORMAT = 13                     # bump when what a cache file holds changes shape
 _CACHE_KEEP = 8                       # cache files kept in the folder (the newest), other keys' included
 
 
@@ -841,6 +851,13 @@ def _load(folder: Path, texts: list[tuple[Path, bytes]]) -> Mappings:
             raise MappingError(f"{folder}: layer pair {key[0]} / {key[1]} defined twice ({pairs[key]} and {e.id}): "
                                "give it tensors in one place")
         pairs[key] = e.id
+    for e in entries:
+        if e.fallback_for:
+            main = first.get(e.fallback_for)
+            if main is None or main.torch["api"] != e.torch["api"] or main.rule != e.rule or e.source != "torch":
+                raise MappingError(f"{where[id(e)]}/fallback_for: {e.fallback_for} is no entry of {e.torch['api']} "
+                                   f"with rule {e.rule}: a fallback stands in for an entry of the same torch API "
+                                   "and rule, translated from torch")
     entries = [dataclasses.replace(e, domain=domains[e.id]) if domains.get(e.id) else e for e in entries]
     taken = {n for e in [*entries, *training] if e.translates_from("torch") for n in e.names("torch")}
     table = table_entries(table_rows, taken | set(reported) | set(markers), folder / TABLE_VERDICTS)

@@ -54,8 +54,8 @@ import math
 import string
 import warnings
 
-__all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "initialized", "is_grad_enabled", "layer_norm",
-           "layer_tensor", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
+__all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled",
+           "layer_norm", "LayerNorm", "layer_tensor", "log1p", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
 
@@ -68,6 +68,8 @@ def __getattr__(name: str):
         return _module_list()
     if name == "RMSNorm":
         return _rms_norm()
+    if name == "LayerNorm":
+        return _layer_norm()
     if name == "no_grad":
         return _no_grad()
     if name == "as_tensor":
@@ -124,14 +126,28 @@ def _adapter(target, api: str):
         call.__signature__ = _signature(entry.torch["signature"], method=False)
         return call
 
+    def __new__(cls, *args, **kwargs):
+        if cls is adapted:   # a call the entry cannot carry is made as its fallback's class (mappings: fallback_for)
+            callee, margs, mkwargs = _arguments(api, args, kwargs)
+            if callee is not target:
+                return callee(*margs, **mkwargs)
+        return target.__new__(cls)
+
     def __init__(self, *args, **kwargs):
-        _, margs, mkwargs = _arguments(api, args, kwargs)
+        callee, margs, mkwargs = _arguments(api, args, kwargs)
+        if callee is not target:
+            raise TypeError(f"recompat.runtime.torch_signature: {type(self).__name__} derives from {api}, and the "
+                            f"arguments it passes on need {callee.__module__}.{callee.__qualname__}, which its "
+                            f"base is not: derive it from {callee.__module__}.{callee.__qualname__} instead")
         target.__init__(self, *margs, **mkwargs)
 
-    __init__.__signature__ = _signature(entry.torch["signature"])   # code that inspects it sees torch's parameters
-    return type(target.__name__, (target,), {
-        "__init__": __init__, "__module__": target.__module__, "__qualname__": target.__qualname__,
+    # code that inspects it sees torch's parameters (inspect reads __new__ before __init__)
+    __new__.__signature__ = __init__.__signature__ = _signature(entry.torch["signature"])
+    adapted = type(target.__name__, (target,), {
+        "__new__": __new__, "__init__": __init__, "__module__": target.__module__,
+        "__qualname__": target.__qualname__,
         "__doc__": f"{target.__name__}, constructed with the arguments of {api} (recompat.runtime.torch_signature)."})
+    return adapted
 
 
 class _Default:
@@ -431,6 +447,35 @@ def _rms_norm() -> type:
 
     RMSNorm.__module__ = __name__
     return RMSNorm
+
+
+@functools.lru_cache(maxsize=None)
+def _layer_norm() -> type:
+    import mindspore
+    from mindspore import nn, ops
+
+    class LayerNorm(nn.Cell):
+        """torch.nn.LayerNorm as a Cell, for what MindSpore's nn.LayerNorm cannot take (entry layernorm_exact): no
+        learned scale or shift (``elementwise_affine=False``), no shift (``bias=False``), a shape of several
+        axes or one the call does not show. torch's arguments, attributes and parameter names (``weight``,
+        ``bias``), so torch's weights transfer by name; computed by ``layer_norm`` (MindSpore 2.10's mint
+        LayerNorm has no CPU kernel)."""
+
+        def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None,
+                     dtype=None):
+            super().__init__()
+            shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+            self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
+            dtype = dtype or mindspore.float32
+            self.weight = mindspore.Parameter(ops.ones(shape, dtype), name="weight") if elementwise_affine else None
+            self.bias = mindspore.Parameter(ops.zeros(shape, dtype), name="bias") \
+                if elementwise_affine and bias else None
+
+        def construct(self, x):
+            return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    LayerNorm.__module__, LayerNorm.__qualname__ = __name__, "LayerNorm"
+    return LayerNorm
 
 
 def assign(tensor, value):
@@ -741,49 +786,27 @@ def _domain_fixes() -> dict:
 
     Softmax.__module__ = __name__
 
-    def wide(x):
-        """x in float64, and the dtype torch's result takes: x's own, float32 for an integer or bool tensor."""
-        return x.astype(mindspore.float64), x.dtype if ops.is_floating_point(x) else mindspore.float32
-
-    class Expm1(nn.Cell):
-        """exp(x) - 1 by Kahan's (exp(x) - 1) * x / log(exp(x)), x itself where exp(x) rounds to 1, in float64:
-        MindSpore 2.10's float32 log is too coarse near 1 for the formula. torch's backward, (out + 1) * dout, as
-        its bprop (the formula's own is 0 / 0 at exp(x) = 1)."""
-
-        def construct(self, x):
-            x64, dtype = wide(x)
-            u = ops.exp(x64)
-            um1 = u - 1
-            kahan = um1 * x64 / ops.log(u)
-            return ops.where(u == 1, x64, ops.where((um1 == -1) | ops.isinf(u), um1, kahan)).astype(dtype)
-
-        def bprop(self, x, out, dout):
-            return ((out + 1) * dout,)
-
-    class Log1p(nn.Cell):
-        """log(1 + x) by Kahan's log(1 + x) * x / ((1 + x) - 1), x itself where 1 + x rounds to 1, in float64;
-        torch's backward, dout / (x + 1), as its bprop."""
-
-        def construct(self, x):
-            x64, dtype = wide(x)
-            u = 1 + x64
-            kahan = ops.log(u) * x64 / (u - 1)
-            return ops.where(u == 1, x64, ops.where(ops.isinf(u) | (u <= 0), ops.log(u), kahan)).astype(dtype)
-
-        def bprop(self, x, out, dout):
-            return (dout / (x + 1),)
-
-    accurate_expm1, accurate_log1p = Expm1(), Log1p()
+    def near_zero(input, series, far):
+        """``series`` (a power series, for |x| < 1e-3) or ``far`` of ``input`` in float64, in torch's result
+        dtype (float32 for an integer or bool tensor). Each branch is given only its own inputs (the other's get a
+        harmless constant), so neither sends a NaN or inf into the other's gradient."""
+        x = input.astype(mindspore.float64)
+        small = ops.abs(x) < 1e-3
+        out = ops.where(small, series(ops.where(small, x, ops.zeros_like(x))),
+                        far(ops.where(small, ops.ones_like(x), x)))
+        return out.astype(input.dtype if ops.is_floating_point(input) else mindspore.float32)
 
     def expm1(input):  # noqa: A002 - torch's name
-        """torch.expm1, accurate near 0 as torch's is: MindSpore 2.10's ops.expm1 is exp(x) - 1, 19% off at
-        x = 1e-7 (tests/test_runtime.py)."""
-        return accurate_expm1(input)
+        """torch.expm1, accurate near 0 as torch's is: MindSpore 2.10's ops.expm1 is exp(x) - 1 in the input's
+        dtype, 19% off at x = 1e-7 (tests/test_runtime.py). In float64: x (1 + x/2 + x^2/6 + x^3/24) near 0 (-0
+        kept), else exp(x) - 1; the gradients are those of the same formulas."""
+        return near_zero(input, lambda x: x * (1 + x * (0.5 + x * (1 / 6 + x / 24))), lambda x: ops.exp(x) - 1)
 
     def log1p(input):  # noqa: A002 - torch's name
         """torch.log1p, accurate near 0 as torch's is: MindSpore 2.10's ops.log1p is log(1 + x), 19% off at
-        x = 1e-7 and 0 at 1e-30 (tests/test_runtime.py)."""
-        return accurate_log1p(input)
+        x = 1e-7 and 0 at 1e-30 (tests/test_runtime.py). In float64: x (1 - x/2 + x^2/3 - x^3/4) near 0, else
+        log(1 + x)."""
+        return near_zero(input, lambda x: x * (1 - x * (0.5 - x * (1 / 3 - x / 4))), lambda x: ops.log(1 + x))
 
     return {"tensor_any": tensor_any, "softmax": softmax, "logsumexp": logsumexp,
             "binary_cross_entropy": binary_cross_entropy, "Softmax": Softmax, "expm1": expm1, "log1p": log1p}

@@ -531,7 +531,7 @@ def test_a_layer_subclass_is_made_with_the_torch_arguments_its_init_passes_on(tm
     report = compare(twin["Conv2dSame"](2, 3, 3, bias=False), conv,
                      [np.linspace(-1, 1, 2 * 2 * 36, dtype=np.float32).reshape(2, 2, 6, 6)])
     assert report.passed, str(report)
-    # one that reads the layer's tensors and settings: under MindSpore's names (gamma, beta, epsilon)
+    # one that reads the layer's tensors and settings: it derives from the entry's fallback, which keeps torch's (RC333)
     source = ("from torch import nn\nimport torch.nn.functional as F\n\n\nclass LayerNorm2d(nn.LayerNorm):\n"
               "    def forward(self, x):\n"
               "        x = F.layer_norm(x.permute(0, 2, 3, 1), self.normalized_shape, self.weight, self.bias, self.eps)\n"
@@ -610,7 +610,8 @@ EDGES = [-np.inf, -100, -2, -0.5, -1e-4, -1e-7, -0.0, 0, 1e-7, 1e-4, 0.5, 2, 80,
 def test_expm1_and_log1p_hold_near_zero_as_torchs(name, dtype):
     """MindSpore 2.10's ops.expm1 is exp(x) - 1 and ops.log1p is log(1 + x): 19% off at x = 1e-7, log1p 0 at 1e-30,
     where torch's are within an ulp (the reason both functions exist). recompat's agree with torch's within 2 ulps
-    over the edges, gradients too, and take torch's dtype (float32 for an integer tensor)."""
+    over the edges, gradients too, and take torch's dtype (float32 for an integer tensor). Plain ops, no Cell
+    with a bprop: one of those, called from a compiled construct, failed now and then under pytest-xdist."""
     import mindspore
     import torch
     from mindspore import ops
@@ -631,7 +632,8 @@ def test_expm1_and_log1p_hold_near_zero_as_torchs(name, dtype):
     if dtype != "int64":
         want.sum().backward()
         grad = mindspore.grad(lambda v: ours(v).sum())(mindspore.Tensor(x)).asnumpy()
-        np.testing.assert_allclose(grad, t.grad.numpy(), rtol=rtol, atol=0, equal_nan=True)
+        # atol: at x = -100 expm1's derivative is exp(-100), 3.8e-44, where torch's (result + 1) gives 0
+        np.testing.assert_allclose(grad, t.grad.numpy(), rtol=rtol, atol=1e-37, equal_nan=True)
 
 
 def test_expm1_and_log1p_compile_in_graph_mode():
@@ -654,3 +656,54 @@ def test_expm1_and_log1p_compile_in_graph_mode():
         ms.set_context(mode=before)
     for g, w in zip(got, (torch.expm1(torch.tensor(x)), torch.log1p(torch.tensor(x)))):
         np.testing.assert_allclose(g, w.numpy(), rtol=2.4e-7)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_a_layer_made_as_its_fallback_computes_what_torchs_does(affine):
+    """The case model_scope_layer_fallback: LayerNorms MindSpore's cannot take, made as recompat.runtime.LayerNorm,
+    agree with torch's, values and gradients, weights transferred by torch's names."""
+    import torch
+
+    from recompat.compat import compare
+    from recompat.translator.translate import translate_bytes
+
+    source = (Path(__file__).parent / "cases" / "to_mindspore" / "model_scope_layer_fallback" /
+              "before.py").read_text()
+    exec(compile(translate_bytes(source.encode(), "norms.py", scope="model").new_data, "norms.py", "exec"), ms := {})
+    exec(compile(source, "norms.py", "exec"), twin := {})
+    torch.manual_seed(0)
+    model = twin["Block"](6, affine)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.uniform_(0.5, 1.5)
+    x = np.linspace(-2, 3, 3 * 4 * 6, dtype=np.float32).reshape(3, 4, 6) ** 2
+    report = compare(model, ms["Block"](6, affine), [x])
+    assert report.passed, str(report)
+
+
+def test_a_layer_class_passed_as_a_value_is_made_as_its_fallback_where_its_entry_cannot_carry_the_call():
+    """timm's `norm_layer=nn.LayerNorm` becomes torch_signature(nn.LayerNorm, ...): called with
+    elementwise_affine=False or a shape of two axes, it makes recompat.runtime.LayerNorm (the entry's fallback)
+    and agrees with torch's; a subclass that passes such arguments on is refused with what to derive it from."""
+    import mindspore
+    import torch
+    from mindspore import nn
+
+    from recompat.compat import compare
+    from recompat.runtime import LayerNorm, torch_signature
+
+    norm_layer = torch_signature(nn.LayerNorm, "torch.nn.LayerNorm")
+    carried = norm_layer(6, eps=1e-6)
+    assert isinstance(carried, nn.LayerNorm) and carried.epsilon == 1e-6, "what the entry carries stays MindSpore's"
+    x = np.linspace(-1, 2, 2 * 4 * 6, dtype=np.float32).reshape(2, 4, 6)
+    for args, kwargs in (((6,), {"elementwise_affine": False}), (((4, 6),), {}), ((6,), {"bias": False})):
+        made = norm_layer(*args, **kwargs)
+        assert type(made) is LayerNorm, (args, kwargs)
+        assert compare(torch.nn.LayerNorm(*args, **kwargs), made, [x]).passed
+
+    class Derived(norm_layer):
+        def __init__(self, dim):
+            super().__init__(dim, elementwise_affine=False)
+
+    with pytest.raises(TypeError, match="derive it from recompat.runtime.LayerNorm instead"):
+        Derived(6)

@@ -83,14 +83,16 @@ def shape_tuple(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
     shape_name = "normalized_shape"
     text = next(t for k, t in values.items() if k == shape_name)
     v = _literal(text)
+    if v is _NOT_LITERAL:   # (4, dim): a shape of names is a shape still, of as many axes as it is written with
+        v = _written_sequence(text)
     if to == "mindspore":
         if isinstance(v, int):
             return {shape_name: f"({text.strip()},)"}, None
         if isinstance(v, (tuple, list)):
-            out = {shape_name: text.strip()}
-            if len(v) != 1:
-                out.update(begin_norm_axis=str(-len(v)), begin_params_axis=str(-len(v)))
-            return out, None
+            if len(v) != 1:   # measured: begin_norm_axis=-2 raises on a 3-D and a 4-D input alike
+                raise Unconvertible(f"{text.strip()} spans {len(v)} axes: MindSpore 2.10's LayerNorm refuses a "
+                                    "begin_norm_axis below -1, and a positive one needs the input's rank")
+            return {shape_name: text.strip()}, None
         return {shape_name: f"({text.strip()},)"}, f"{text.strip()} is taken for an int (a shape needs begin_norm_axis)"
     axes = {k: _literal(t) for k, t in values.items() if k in ("begin_norm_axis", "begin_params_axis")}
     n = len(v) if isinstance(v, (tuple, list)) else None
@@ -100,6 +102,17 @@ def shape_tuple(to: str, values: dict, names: dict) -> tuple[dict, str | None]:
     if isinstance(v, (tuple, list)) and len(v) == 1:
         return {shape_name: repr(v[0]) if isinstance(v[0], int) else text.strip()[1:-1].rstrip(", ")}, None
     return {shape_name: text.strip()}, None
+
+
+def _written_sequence(text: str):
+    """The elements of a tuple or list display as written (`(4, dim)` -> ('4', 'dim')), else _NOT_LITERAL."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return _NOT_LITERAL
+    if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return tuple(ast.unparse(e) for e in node.elts)
+    return _NOT_LITERAL
 
 
 def conv_padding(to: str, values: dict, names: dict) -> tuple[dict, str | None]:

@@ -476,7 +476,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             for base in cls.bases:
                 qual = self.qualname(base)[0]
                 if self.frm == "torch" and self._layer_class(qual):
-                    found = (self.src.segment(base), (self.table[qual],)), _self_binds(cls)
+                    entry = self.table[qual]
+                    fallback = self.m.fallback(entry)   # a subclass derives from it where there is one (RC333)
+                    found = (self.src.segment(base), (fallback if fallback and fallback.proven else entry,)), \
+                        _self_binds(cls)
                     break
             self._layer_bases[id(cls)] = found
         return self._layer_bases[id(cls)]
@@ -627,6 +630,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         adapted = self.to == "mindspore" and (entry.rule == "api_class" or entry.rule == "api_function"
                                               and not same_call)
         if adapted and (cls := self._layer_subclasses.get(id(node))) is not None and self._layer_class(qual):
+            if (fallback := self.m.fallback(entry)) is not None and fallback.proven:
+                # the fallback takes torch's arguments and keeps torch's attributes, which a subclass reads
+                fb = fallback.names(self.to)[0]
+                self.targets.add(fb)
+                self.src.replace_node(node, target(fb))
+                return self.diag(site, "RC333", api=qual, target=fb, cls=cls.name, id=fallback.id)
             # a subclass's __init__ calls the layer's with torch's arguments: they are translated when it is made
             self.src.replace_node(node, self._adapter(entry))
             return self.diag(site, "RC325", api=qual, target=dst, adapter=RUNTIME_ADAPTER, cls=cls.name)
@@ -644,6 +653,23 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             what = (f"the defaults that differ ({', '.join(differing)})" if differing
                     else "its renamed or converted parameters")
             self.diag(site, "RC305", api=qual, target=dst, what=what)
+
+    def _fall_back(self, call: ast.Call, entry: Entry, fallback: Entry, site: Site, m: _Manual, qual: str,
+                   root: str | None, method: bool, keep_callee: bool) -> None:
+        """A call `entry` cannot carry (m) made as its fallback entry's target, which takes torch's arguments
+        (nn.LayerNorm(d, elementwise_affine=False) -> recompat.runtime.LayerNorm(d, elementwise_affine=False)):
+        one site, the fallback's, told why (RC332)."""
+        self.sites.remove(site)
+        first = len(self.sites)
+        self._call(call, fallback, qual, root, method, keep_callee)
+        f = m.fields
+        if {"param", "value", "why"} <= set(f):
+            reason = f"{f['param']}={f['value']} has no counterpart in {entry.names(self.to)[0]} ({f['why']})" \
+                if f["value"] else f"{f['param']}: {f['why']}"
+        else:
+            reason = f.get("what", m.code)
+        self.diag(self.sites[first], "RC332", api=qual, target=fallback.names(self.to)[0], reason=reason,
+                  id=fallback.id)
 
     def _adaptable(self, entry: Entry, method: bool, keep_callee: bool) -> bool:
         """May the call go through recompat.runtime.torch_signature, its torch arguments translated as the program
@@ -891,6 +917,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             plan.passed = passed
             holder = self._built_into(call, plan) if plan.after else None
         except _Manual as m:
+            fallback = self.m.fallback(entry) if self.to == "mindspore" else None
+            if fallback is not None and fallback.proven:
+                return self._fall_back(call, entry, fallback, site, m, qual, root, method, keep_callee)
             if m.deferred and self._adaptable(entry, method, keep_callee):
                 # the torch arguments are translated when the layer is made or the function called, by the same entry
                 self.src.replace_node(call.func, self._adapter(entry))

@@ -1,5 +1,5 @@
 from mindspore import nn
-from recompat.runtime import layer_norm, torch_signature
+from recompat.runtime import LayerNorm, layer_norm, torch_signature
 
 
 class Conv2dSame(torch_signature(nn.Conv2d, 'torch.nn.Conv2d')):
@@ -9,10 +9,10 @@ class Conv2dSame(torch_signature(nn.Conv2d, 'torch.nn.Conv2d')):
         super().__init__(in_channels, out_channels, kernel_size, padding=kernel_size // 2, bias=bias)
 
 
-class LayerNorm2d(torch_signature(nn.LayerNorm, 'torch.nn.LayerNorm')):
+class LayerNorm2d(LayerNorm):
     def construct(self, x):
         x = x.permute(0, 2, 3, 1)
-        x = layer_norm(x, self.normalized_shape, self.gamma, self.beta, self.epsilon)
+        x = layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
         return x.permute(0, 3, 1, 2)
 
 
