@@ -421,6 +421,11 @@ def _module_list() -> type:
     return ModuleList
 
 
+def _shape_tuple(normalized_shape) -> tuple:
+    """torch's normalized_shape (an int or a sequence of ints) as a tuple."""
+    return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+
+
 @functools.lru_cache(maxsize=None)
 def _rms_norm() -> type:
     import mindspore
@@ -433,7 +438,7 @@ def _rms_norm() -> type:
 
         def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
             super().__init__()
-            shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+            shape = _shape_tuple(normalized_shape)
             self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
             self.weight = mindspore.Parameter(ops.ones(shape, dtype or mindspore.float32), name="weight") \
                 if elementwise_affine else None
@@ -464,7 +469,7 @@ def _layer_norm() -> type:
         def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None,
                      dtype=None):
             super().__init__()
-            shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+            shape = _shape_tuple(normalized_shape)
             self.normalized_shape, self.eps, self.elementwise_affine = shape, eps, elementwise_affine
             dtype = dtype or mindspore.float32
             self.weight = mindspore.Parameter(ops.ones(shape, dtype), name="weight") if elementwise_affine else None
@@ -674,7 +679,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):  # n
     """torch.nn.functional.layer_norm on a MindSpore tensor: normalised over its last len(normalized_shape) axes
     by their mean and biased variance, then scaled by ``weight`` and shifted by ``bias`` where given. MindSpore
     2.10's ops.layer_norm has no CPU kernel (tests/test_framework_facts.py)."""
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    shape = _shape_tuple(normalized_shape)
     if tuple(input.shape[len(input.shape) - len(shape):]) != shape:
         raise ValueError(f"layer_norm(): normalized_shape {list(shape)} is not the end of the input's shape "
                          f"{list(input.shape)}")

@@ -476,10 +476,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             for base in cls.bases:
                 qual = self.qualname(base)[0]
                 if self.frm == "torch" and self._layer_class(qual):
-                    entry = self.table[qual]
-                    fallback = self.m.fallback(entry)   # a subclass derives from it where there is one (RC333)
-                    found = (self.src.segment(base), (fallback if fallback and fallback.proven else entry,)), \
-                        _self_binds(cls)
+                    entry = self.table[qual]   # a subclass derives from its fallback where it has one (RC333)
+                    found = (self.src.segment(base), (self._fallback(entry) or entry,)), _self_binds(cls)
                     break
             self._layer_bases[id(cls)] = found
         return self._layer_bases[id(cls)]
@@ -630,7 +628,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         adapted = self.to == "mindspore" and (entry.rule == "api_class" or entry.rule == "api_function"
                                               and not same_call)
         if adapted and (cls := self._layer_subclasses.get(id(node))) is not None and self._layer_class(qual):
-            if (fallback := self.m.fallback(entry)) is not None and fallback.proven:
+            if (fallback := self._fallback(entry)) is not None:
                 # the fallback takes torch's arguments and keeps torch's attributes, which a subclass reads
                 fb = fallback.names(self.to)[0]
                 self.targets.add(fb)
@@ -653,6 +651,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             what = (f"the defaults that differ ({', '.join(differing)})" if differing
                     else "its renamed or converted parameters")
             self.diag(site, "RC305", api=qual, target=dst, what=what)
+
+    def _fallback(self, entry: Entry) -> Entry | None:
+        """The proven entry that stands in for `entry` where it cannot carry a call (mappings: fallback_for);
+        translating to MindSpore only (fallbacks are recompat.runtime's)."""
+        fallback = self.m.fallback(entry) if self.to == "mindspore" else None
+        return fallback if fallback is not None and fallback.proven else None
 
     def _fall_back(self, call: ast.Call, entry: Entry, fallback: Entry, site: Site, m: _Manual, qual: str,
                    root: str | None, method: bool, keep_callee: bool) -> None:
@@ -917,8 +921,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             plan.passed = passed
             holder = self._built_into(call, plan) if plan.after else None
         except _Manual as m:
-            fallback = self.m.fallback(entry) if self.to == "mindspore" else None
-            if fallback is not None and fallback.proven:
+            if (fallback := self._fallback(entry)) is not None:
                 return self._fall_back(call, entry, fallback, site, m, qual, root, method, keep_callee)
             if m.deferred and self._adaptable(entry, method, keep_callee):
                 # the torch arguments are translated when the layer is made or the function called, by the same entry
