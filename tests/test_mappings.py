@@ -422,6 +422,23 @@ def test_invalid_yaml_names_the_file_and_the_line(folder):
     assert "line 3" in message or "line 4" in message, message
 
 
+def test_a_fallback_for_no_entry_of_its_api_names_the_entry_and_what_it_must_be(folder):
+    """fallback_for names the entry a fallback stands in for: one of the same torch API and rule, else refused."""
+    def point_elsewhere(d):
+        next(e for e in d["entries"] if e["id"] == "layernorm_exact")["fallback_for"] = "groupnorm"
+
+    _edit(folder / "nn_modules.yaml", point_elsewhere)
+    message = _error(folder)
+    assert "nn_modules.yaml" in message and "fallback_for: groupnorm is no entry of torch.nn.LayerNorm" in message
+    assert "the same torch API and rule" in message
+
+
+def test_a_fallback_is_reached_through_its_entry_never_by_its_own_name():
+    maps = mappings.default()
+    layernorm = maps.model_scope["torch"]["torch.nn.LayerNorm"]
+    assert layernorm.id == "layernorm" and maps.fallback(layernorm).id == "layernorm_exact"
+
+
 def test_a_code_defined_twice_names_the_file(folder):
     (folder / "more.yaml").write_text('diagnostics:\n  RC100:\n    status: converted\n    message: "again"\n',
                                       encoding="utf-8")
