@@ -25,9 +25,22 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int | None = 
     temporary file is removed and ``path`` is as it was. ``mode``: the permission bits to give the file; default:
     those of the file it replaces, or :func:`default_mode` for a new one. The folder must exist. OSError
     propagates: each caller says what went wrong in its own terms."""
-    path = os.fspath(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            f.write(data)
+
+    write_atomic_with(path, write, mode)
+
+
+def write_atomic_with(path: str | os.PathLike, write, mode: int | None = None, keep_suffix: bool = False) -> None:
+    """As :func:`write_atomic`, for a writer that takes a path (``mindspore.save_checkpoint``, ``torch.save``):
+    ``write(tmp)`` writes the whole file at ``tmp``, a name in the same folder (ending as ``path`` does where
+    ``keep_suffix``: some writers add their suffix otherwise); it is then flushed to disk and renamed over
+    ``path``, or removed on any error."""
+    path = os.fspath(path)
     if mode is None:
         try:
             mode = os.stat(path).st_mode
@@ -39,15 +52,16 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int | None = 
     held = _hold_sigint()
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
-                                   suffix=".tmp")
+                                   suffix=".tmp" + (os.path.splitext(path)[1] if keep_suffix else ""))
     except BaseException:
         _release_sigint(held)
         raise
     try:
-        with os.fdopen(fd, "wb") as f:
-            _release_sigint(held)
-            f.write(data)
-            f.flush()
+        os.close(fd)
+        _release_sigint(held)
+        held = None
+        write(tmp)
+        with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.chmod(tmp, stat.S_IMODE(mode))
         os.replace(tmp, path)

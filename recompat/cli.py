@@ -26,6 +26,7 @@ commands:
   docs        generate the API-difference docs (English, Chinese; Markdown, HTML) from mappings/
   report      render a run's JSON as a single-file HTML report
   demo        translate the example project, run it against torch, write the report
+  weights     convert a weight file: torch state dict (.pt, .pth, .bin, .safetensors) <-> MindSpore .ckpt
 
 exit status: 0 done; 1 --check found changes; 2 a usage error, or a file that could
 not be processed (named on stderr with the reason, after all other files were done).
@@ -43,6 +44,7 @@ examples:
   recompat docs --check                        # CI: exit 1 if docs/ is not what mappings/ generates
   recompat report sites.json -o sites.html     # render a --json file as HTML
   recompat demo
+  recompat weights model.pt -o model.ckpt --model mynet_ms:Net(10)
 
 `recompat COMMAND --help` tells more.
 """
@@ -175,6 +177,31 @@ examples:
   recompat demo                          # then open out/demo/report.html
   recompat demo --model mlp --diff       # one model, and the translation's diff on stdout
   recompat demo --no-run -o /tmp/demo    # translate and report only (no torch, no MindSpore)
+"""
+
+
+_WEIGHTS_EPILOG = """\
+the model: the weights' keys do not say which layer holds each tensor (a LayerNorm's weight and
+bias become gamma and beta on MindSpore, a Linear's and a module's own Parameters do not), so
+recompat reads the names from the model the weights are for, on either side: the translated
+model or the original. MODEL is module:Name or path/to/file.py:Name, where Name is a class (or
+function) called with no arguments, a call with literal arguments, or a model object. It is built
+on the CPU.
+
+what is checked: every key of the file is used, or dropped for a reason the mappings give
+(torch's num_batches_tracked); every tensor of the model is found (or filled from the model for
+such a reason); shapes agree through the layer pair's layout. Values are kept bit for bit, in the
+file's dtypes. Any problem: every one is listed and nothing is written.
+
+a torch file may be a training checkpoint (a dict holding the model's state dict beside an
+optimizer's, an epoch...): its one dict of tensors is taken, or the one --key names.
+
+exit status: 0 written; 2 a problem (named, with what to do), nothing written.
+
+examples:
+  recompat weights resnet.pt -o resnet.ckpt --model out/ms/model.py:ResNet(num_classes=10)
+  recompat weights model.ckpt -o model.safetensors --model mynet:Net
+  recompat weights train_state.pt -o model.ckpt --key model --model mynet_ms:Net
 """
 
 
@@ -398,6 +425,23 @@ def _demo_parser(sub, light: bool = False) -> argparse.ArgumentParser:
     return d
 
 
+def _weights_parser(sub) -> argparse.ArgumentParser:
+    w = sub.add_parser(
+        "weights", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_WEIGHTS_EPILOG,
+        help="convert a weight file: torch state dict (.pt, .pth, .bin, .safetensors) <-> MindSpore .ckpt",
+        description="Convert a torch state dict file into a MindSpore checkpoint, or back, with the names and "
+                    "layouts of the model the weights are for.")
+    w.add_argument("source", metavar="SRC", help="the weight file to convert (.pt, .pth, .bin, .safetensors, .ckpt)")
+    w.add_argument("-o", "--output", metavar="DST", required=True,
+                   help="the file to write, in the other framework's format (by its extension)")
+    w.add_argument("--model", metavar="MODEL", required=True,
+                   help="the model the weights are for (module:Name, path/to/file.py:Name, Name(args...))")
+    w.add_argument("--key", metavar="NAME",
+                   help="the entry of a torch training checkpoint that holds the model's state dict")
+    w.add_argument("-q", "--quiet", action="store_true", help="print only problems and the last line")
+    return w
+
+
 def _build(command: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The parser, and each command's own (main() parses a command's arguments again with it). `command`: the
     one about to run, when known; the demo's parser is whole only for demo (or None)."""
@@ -516,11 +560,28 @@ def _demo(args) -> int:
                                   rtol=args.rtol, atol=args.atol, train_steps=args.train_steps))
 
 
+def _weights(args) -> int:
+    os.environ.setdefault("GLOG_v", "3")          # MindSpore's C++ log: errors only
+    from recompat.compat import weight_files
+
+    try:
+        model = weight_files.build_model(args.model)
+        report = weight_files.convert_file(args.source, args.output, model, key=args.key)
+    except weight_files.WeightFileError as exc:
+        return _error(str(exc))
+    text = report.text()
+    if args.quiet:
+        lines = text.splitlines()
+        text = "\n".join([lines[0], *[ln for ln in lines if ln.startswith("  problem:")], lines[-1]])
+    print(text, file=sys.stdout if report.ok else sys.stderr)
+    return EXIT_OK if report.ok else EXIT_ERROR
+
+
 # Each command: the function that adds its parser and the one that runs it, in the order --help lists them.
 _COMMANDS = {"translate": (_translate_parser, _translate), "test": (_test_parser, _test),
              "prove": (_prove_parser, _prove), "verify-table": (_table_parser, _verify_table),
              "docs": (_docs_parser, _docs), "report": (_report_parser, _report),
-             "demo": (_demo_parser, _demo)}
+             "demo": (_demo_parser, _demo), "weights": (_weights_parser, _weights)}
 
 
 def main(argv: list[str] | None = None) -> int:

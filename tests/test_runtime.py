@@ -195,6 +195,28 @@ def test_a_module_list_holding_none_translates_to_one_that_runs_and_agrees(tmp_p
     assert report.passed, str(report)
 
 
+def test_a_module_list_from_any_iterable_translates_to_one_that_builds_and_agrees():
+    """torch's ModuleList takes a generator, a tuple or a list held in a name; MindSpore's CellList only a list
+    (a TypeError when it is built). The case's model, translated, builds and agrees."""
+    import torch
+
+    from recompat.compat import compare
+    from recompat.translator.translate import translate_bytes
+
+    source = (Path(__file__).parent / "cases" / "to_mindspore" / "model_scope_module_list_from_any_iterable" /
+              "before.py").read_text()
+    result = translate_bytes(source.encode(), "stack.py", scope="model")
+    exec(compile(result.new_data, "stack.py", "exec"), namespace := {})
+    exec(compile(source, "stack.py", "exec"), twin := {})
+    torch.manual_seed(0)
+    t = twin["Stack"](4, 3, [twin["nn"].Linear(4, 4)])
+    m = namespace["Stack"](4, 3, (namespace["nn"].Dense(4, 4),))
+    assert [n for n, _ in t.named_parameters()] == [p.name.replace("gamma", "weight").replace("beta", "bias")
+                                                     for p in m.trainable_params()]
+    report = compare(t, m, [np.linspace(-1, 1, 2 * 4, dtype=np.float32).reshape(2, 4)])
+    assert report.passed, str(report)
+
+
 def test_a_forward_read_by_name_is_the_translated_method_and_computes_what_torchs_does():
     """Hugging Face's GradientCheckpointingLayer wraps `cls.forward` in __init_subclass__ and sets it back; code
     reads `type(x).forward`, `Base.forward`, `getattr(x, "forward")`, `self.layer.forward(...)`. Each is the

@@ -1196,6 +1196,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             self.targets.add(dst)
         if entry.form == "list_args":
             self._list_args(call, plan)
+        elif entry.form == "one_list" and to == "mindspore":
+            self._one_list(call, plan)
         elif entry.rule == "api_class" and to == "mindspore":
             self._number_lists_as_tuples(plan)
         if entry.form == "size_args":
@@ -1312,6 +1314,26 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             text = text.strip()[1:-1]
         else:
             text = "*" + text
+        plan.args[k] = (a, name, text, star)
+
+    def _one_list(self, call: ast.Call, plan: "_Plan") -> None:
+        """ModuleList(b for b in bs) -> CellList([b for b in bs]), (a, b) -> [a, b], ModuleList(layers) ->
+        CellList(list(layers)):
+        torch's container takes any iterable, MindSpore's only a list (a TypeError when it is built)."""
+        given = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+        if given is None or isinstance(given, (ast.List, ast.ListComp)):
+            return
+        k = next(i for i, (a, *_) in enumerate(plan.args) if a.node is given)
+        a, name, text, star = plan.args[k]
+        body = text.strip()
+        if isinstance(given, ast.Tuple) and body[:1] == "(" and body[-1:] == ")":
+            text = f"[{body[1:-1]}]"
+        elif isinstance(given, ast.GeneratorExp) and body[:1] == "(" and body[-1:] == ")":
+            # a generator that is the call's only argument spans the call's own parentheses
+            own = self.src.start(given) == self.src.text.index("(", self.src.end(call.func))
+            text = f"([{body[1:-1]}])" if own else f"[{body[1:-1]}]"
+        else:
+            text = f"list({body})"
         plan.args[k] = (a, name, text, star)
 
     def _number_lists_as_tuples(self, plan: "_Plan") -> None:
