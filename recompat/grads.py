@@ -1,0 +1,149 @@
+"""torch's accumulated gradients on MindSpore: what a translated training step calls (translate --scope model).
+
+torch keeps each parameter's gradient on the parameter (`.grad`): `loss.backward()` adds to it, `optimizer.step()`
+reads it, `optimizer.zero_grad()` clears it, `clip_grad_norm_` scales it in place. MindSpore keeps none:
+`value_and_grad` returns the gradients of a function and the optimizer is called with them. This module keeps
+torch's `.grad` beside MindSpore's parameters, so that a step translates statement for statement, and gradient
+accumulation (several backward() before one step()), clipping, several optimizers and zero_grad() anywhere in the
+loop keep torch's meaning:
+
+    out = model(x)                       def forward_fn():
+    loss = loss_fn(out, y)                   out = model(x)
+    loss.backward()               ->         loss = loss_fn(out, y)
+                                             return loss, out, loss
+                                         _, out, loss = backward(forward_fn, optimizer.parameters)
+    optimizer.step()              ->     optimizer_step(optimizer)
+    optimizer.zero_grad()         ->     zero_grad(optimizer)
+    clip_grad_norm_(params, 1.0)  ->     clip_grad_norm_(params, 1.0)
+
+The forward function returns the value to differentiate first, then the values the code reads afterwards;
+`backward` differentiates it with respect to the given parameters (those the step's optimizers hold), adds each
+gradient to the parameter's accumulated one, and returns what the function returned. Gradients are kept by the
+parameter's identity in this process. What differs from torch: MindSpore's optimizer is called with a gradient for
+every parameter it holds, so a parameter with none (it took no part in any backward since zero_grad) is given
+zeros and its value is put back after the step, as torch leaves it; its optimizer state (momentum, Adam's moments)
+still takes the step, where torch's does not.
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "zero_grad"]
+
+_GRADS: dict[int, tuple] = {}      # id(parameter) -> (parameter, its accumulated gradient)
+
+
+def _parameters(obj) -> list:
+    """The parameters of an optimizer, a Cell, one parameter or an iterable of them, each once, in order."""
+    import mindspore
+
+    if isinstance(obj, mindspore.Tensor):
+        found = [obj]
+    elif hasattr(obj, "parameters") and not callable(obj.parameters):     # a MindSpore optimizer
+        found = list(obj.parameters)
+    elif isinstance(obj, mindspore.nn.Cell):
+        found = list(obj.trainable_params())
+    else:
+        found = list(obj)
+    seen: set[int] = set()
+    return [p for p in found if not (id(p) in seen or seen.add(id(p)))]
+
+
+def grad(parameter):
+    """torch's `parameter.grad`: the gradient accumulated since the last zero_grad, or None."""
+    kept = _GRADS.get(id(parameter))
+    return None if kept is None else kept[1]
+
+
+def backward(forward, weights):
+    """torch's `loss.backward()` for the loss `forward()` computes: `forward` returns (the value to differentiate,
+    *values the code reads afterwards); each weight that requires a gradient gets its gradient added to its
+    accumulated one. Returns what `forward` returned."""
+    import mindspore
+    from mindspore import ops
+
+    params = [p for p in _parameters(weights) if p.requires_grad]
+    if not params:
+        raise RuntimeError("backward: none of the weights given requires a gradient (torch: element 0 of tensors "
+                           "does not require grad and does not have a grad_fn)")
+
+    def value_and_rest():
+        out = forward()
+        if not isinstance(out, tuple) or not out:
+            out = (out,)
+        return out[0], tuple(out[1:])
+
+    (value, rest), grads = mindspore.value_and_grad(value_and_rest, None, params, has_aux=True)()
+    if value.size != 1:
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs (torch's backward() without "
+                           f"a gradient): the value differentiated has shape {tuple(value.shape)}")
+    for p, g in zip(params, grads):
+        kept = _GRADS.get(id(p))
+        _GRADS[id(p)] = (p, g if kept is None else ops.add(kept[1], g))
+    return (value, *rest)
+
+
+def zero_grad(obj, set_to_none: bool = True) -> None:
+    """torch's `optimizer.zero_grad()` / `module.zero_grad()`: the accumulated gradients of its parameters cleared
+    (None, torch's default since 2.0; zeros with set_to_none=False)."""
+    from mindspore import ops
+
+    for p in _parameters(obj):
+        if set_to_none:
+            _GRADS.pop(id(p), None)
+        elif id(p) in _GRADS:
+            _GRADS[id(p)] = (p, ops.zeros_like(_GRADS[id(p)][1]))
+
+
+def optimizer_step(optimizer) -> None:
+    """torch's `optimizer.step()`: the MindSpore optimizer called with its parameters' accumulated gradients. A
+    parameter with no gradient keeps its value, as torch's optimizers skip it."""
+    from mindspore import ops
+
+    params = list(optimizer.parameters)
+    missing = [p for p in params if id(p) not in _GRADS]
+    if len(missing) == len(params):
+        return
+    kept = [(p, p.value().copy()) for p in missing]
+    optimizer(tuple(_GRADS[id(p)][1] if id(p) in _GRADS else ops.zeros_like(p) for p in params))
+    for p, value in kept:
+        p.set_data(value)
+
+
+def _with_grads(parameters) -> list:
+    return [p for p in _parameters(parameters) if id(p) in _GRADS]
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """torch.nn.utils.clip_grad_norm_: the accumulated gradients scaled in place so that their total norm is at
+    most max_norm (by max_norm / (norm + 1e-6), as torch does); returns the total norm before clipping."""
+    import mindspore
+    from mindspore import ops
+
+    params = _with_grads(parameters)
+    if not params:
+        return mindspore.Tensor(0.0, mindspore.float32)
+    grads = [_GRADS[id(p)][1] for p in params]
+    norm_type = float(norm_type)
+    if math.isinf(norm_type):
+        norms = ops.stack([ops.abs(g).max() for g in grads])
+        total = norms.max()
+    else:
+        norms = ops.stack([ops.pow(ops.pow(ops.abs(g), norm_type).sum(), 1.0 / norm_type) for g in grads])
+        total = ops.pow(ops.pow(norms, norm_type).sum(), 1.0 / norm_type)
+    if error_if_nonfinite and not bool(ops.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
+                           f"it cannot be clipped. To disable this error and scale the gradients by the non-finite "
+                           f"norm anyway, set `error_if_nonfinite=False`")
+    coef = ops.clamp(max_norm / (total + 1e-6), max=1.0)
+    for p, g in zip(params, grads):
+        _GRADS[id(p)] = (p, g * coef.astype(g.dtype))
+    return total
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
+    """torch.nn.utils.clip_grad_value_: each accumulated gradient clamped to [-clip_value, clip_value] in place."""
+    from mindspore import ops
+
+    for p in _with_grads(parameters):
+        _GRADS[id(p)] = (p, ops.clamp(_GRADS[id(p)][1], -float(clip_value), float(clip_value)))

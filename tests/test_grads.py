@@ -1,0 +1,142 @@
+"""recompat.grads: torch's accumulated gradients on MindSpore. The same training loop written with torch's calls and
+with recompat.grads' (statement for statement, as the translation writes it) takes the same steps: parameters
+judged after every step against torch's."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("GLOG_v", "3")
+
+import numpy as np
+import pytest
+import torch
+
+import mindspore as ms
+from mindspore import nn as msnn
+from mindspore import ops
+from mindspore.experimental import optim as msoptim
+
+from recompat import grads
+from recompat.compat.weights import transfer_weights
+
+pytestmark = pytest.mark.runtime
+
+RTOL, ATOL = 2e-5, 2e-6
+
+
+def _pair():
+    torch.manual_seed(0)
+    t = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.LayerNorm(8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    m = msnn.SequentialCell([msnn.Dense(6, 8), msnn.LayerNorm((8,), epsilon=1e-5), msnn.Tanh(), msnn.Dense(8, 3)])
+    transfer_weights(t, m)
+    return t, m
+
+
+def _batches(n):
+    rng = np.random.default_rng(1)
+    return [(rng.standard_normal((5, 6)).astype(np.float32), rng.integers(0, 3, 5)) for _ in range(n)]
+
+
+def _same(t, m, where):
+    for name, a, b in transfer_weights(t, m, copy=False).values():
+        np.testing.assert_allclose(b, a, rtol=RTOL, atol=ATOL, err_msg=f"{where}: {name}")
+
+
+CASES = {
+    "plain": dict(),
+    "accumulate 3 micro-batches": dict(accumulate=3),
+    "clip norm (active)": dict(clip_norm=0.05),
+    "clip inf norm": dict(clip_norm=0.02, norm_type=float("inf")),
+    "clip value": dict(clip_value=0.01),
+    "zero_grad after step": dict(zero_after=True),
+    "two optimizers": dict(two=True),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_loop_written_with_recompat_grads_takes_torchs_steps(case):
+    o = CASES[case]
+    t, m = _pair()
+    tp, mp = list(t.parameters()), list(m.trainable_params())
+    if o.get("two"):
+        topts = [torch.optim.AdamW(tp[:2], lr=0.01, weight_decay=0.1), torch.optim.SGD(tp[2:], lr=0.1, momentum=0.9)]
+        mopts = [msoptim.AdamW(mp[:2], lr=0.01, weight_decay=0.1), msoptim.SGD(mp[2:], lr=0.1, momentum=0.9)]
+    else:
+        topts, mopts = [torch.optim.AdamW(tp, lr=0.01, weight_decay=0.1)], [msoptim.AdamW(mp, lr=0.01, weight_decay=0.1)]
+    weights = tuple(p for opt in mopts for p in opt.parameters)
+    accumulate = o.get("accumulate", 1)
+    tloss, mloss = torch.nn.CrossEntropyLoss(), msnn.CrossEntropyLoss()
+    for i, (x, y) in enumerate(_batches(4 * accumulate), 1):
+        if not o.get("zero_after") and (i - 1) % accumulate == 0:
+            for opt in topts:
+                opt.zero_grad()
+            for opt in mopts:
+                grads.zero_grad(opt)
+        loss = tloss(t(torch.from_numpy(x)), torch.from_numpy(y)) / accumulate
+        loss.backward()
+
+        def forward_fn():
+            loss = mloss(m(ms.Tensor(x)), ms.Tensor(y, ms.int32)) / accumulate
+            return loss, loss
+
+        _, mloss_value = grads.backward(forward_fn, weights)
+        np.testing.assert_allclose(mloss_value.asnumpy(), loss.item(), rtol=RTOL, atol=ATOL)
+        if i % accumulate:
+            continue
+        if "clip_norm" in o:
+            tn = torch.nn.utils.clip_grad_norm_(tp, o["clip_norm"], norm_type=o.get("norm_type", 2.0))
+            mn = grads.clip_grad_norm_(m.trainable_params(), o["clip_norm"], norm_type=o.get("norm_type", 2.0))
+            np.testing.assert_allclose(mn.asnumpy(), tn.item(), rtol=RTOL)
+            assert tn.item() > o["clip_norm"] * 2, "the clipping must act for the case to prove anything"
+        if "clip_value" in o:
+            torch.nn.utils.clip_grad_value_(tp, o["clip_value"])
+            grads.clip_grad_value_(m.trainable_params(), o["clip_value"])
+        for opt in topts:
+            opt.step()
+        for opt in mopts:
+            grads.optimizer_step(opt)
+        if o.get("zero_after"):
+            for opt in topts:
+                opt.zero_grad()
+            for opt in mopts:
+                grads.zero_grad(opt)
+        _same(t, m, f"{case}, after batch {i}")
+
+
+def test_the_accumulated_gradient_is_torchs_grad_and_zero_grad_clears_it():
+    t, m = _pair()
+    x, y = _batches(1)[0]
+    for _ in range(2):
+        torch.nn.functional.mse_loss(t(torch.from_numpy(x)), torch.zeros(5, 3)).backward()
+        grads.backward(lambda: ops.mse_loss(m(ms.Tensor(x)), ops.zeros((5, 3))), m)
+    np.testing.assert_allclose(grads.grad(m[0].weight).asnumpy(), t[0].weight.grad.numpy(), rtol=RTOL, atol=ATOL)
+    grads.zero_grad(m, set_to_none=False)
+    assert not grads.grad(m[0].weight).asnumpy().any()
+    grads.zero_grad(m)
+    assert grads.grad(m[0].weight) is None
+
+
+def test_a_parameter_with_no_gradient_keeps_its_value_as_torchs_optimizer_leaves_it():
+    t, m = _pair()
+    mp = list(m.trainable_params())
+    opt = msoptim.AdamW(mp, lr=0.1, weight_decay=0.5)
+    before = mp[-1].asnumpy().copy()
+    x, _ = _batches(1)[0]
+    grads.zero_grad(opt)
+    grads.backward(lambda: m[0](ms.Tensor(x)).sum(), mp[:2])       # only the first layer takes part
+    grads.optimizer_step(opt)
+    np.testing.assert_array_equal(mp[-1].asnumpy(), before)
+    assert not np.array_equal(mp[0].asnumpy(), t[0].weight.detach().numpy())
+    grads.zero_grad(opt)
+
+
+def test_backward_refuses_what_torch_refuses():
+    _, m = _pair()
+    x, _ = _batches(1)[0]
+    with pytest.raises(RuntimeError, match=r"only for scalar outputs.*shape \(5, 3\)"):
+        grads.backward(lambda: m(ms.Tensor(x)), m)
+    frozen = msnn.Dense(2, 2)
+    for p in frozen.get_parameters():
+        p.requires_grad = False
+    with pytest.raises(RuntimeError, match="none of the weights given requires a gradient"):
+        grads.backward(lambda: frozen(ops.ones((1, 2))).sum(), frozen.get_parameters())
