@@ -93,6 +93,7 @@ class Entry:
     draws: str | None = None          # the distribution it draws from: its example is draw(), proven by it
     holding_none: dict | None = None  # api_class: {"mindspore", "why"}: the target where the code shows None in it
     fallback_for: str | None = None   # the entry of the same torch API it stands in for where that one cannot carry a call
+    runtime: str | None = None        # grad_clip: what translation writes, with torch's arguments (recompat.runtime's)
     table_row: str | None = None      # made from the mapping table's verified row (table_entries): its evidence
     domain: tuple[tuple[str, str], ...] = ()   # the parts of its domain its counterpart differs on (DOMAIN_FILE)
 
@@ -266,6 +267,7 @@ class ReportedApi:
     instead: dict             # en / zh: what to write on the other side
     aliases: tuple[str, ...] = ()
     settings_only: bool = False   # holds settings that its package's own code acts on: carried over with it
+    runtime: str | None = None    # training.yaml's loop: the recompat.runtime function translation writes instead
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -55,10 +55,11 @@ def grad(parameter):
     return None if kept is None else kept[1]
 
 
-def backward(forward, weights):
-    """torch's `loss.backward()` for the loss `forward()` computes: `forward` returns (the value to differentiate,
-    *values the code reads afterwards); each weight that requires a gradient gets its gradient added to its
-    accumulated one. Returns what `forward` returned."""
+def backward(forward, weights, *args):
+    """torch's `loss.backward()` for the loss `forward(*args)` computes: `forward` returns (the value to
+    differentiate, *values the code reads afterwards); each weight that requires a gradient gets its gradient added
+    to its accumulated one. Returns what `forward` returned. `args` are not differentiated (torch's backward() gives
+    .grad to leaves that require it; the data a step reads does not)."""
     import mindspore
     from mindspore import ops
 
@@ -67,13 +68,13 @@ def backward(forward, weights):
         raise RuntimeError("backward: none of the weights given requires a gradient (torch: element 0 of tensors "
                            "does not require grad and does not have a grad_fn)")
 
-    def value_and_rest():
-        out = forward()
+    def value_and_rest(*args):
+        out = forward(*args)
         if not isinstance(out, tuple) or not out:
             out = (out,)
         return out[0], tuple(out[1:])
 
-    (value, rest), grads = mindspore.value_and_grad(value_and_rest, None, params, has_aux=True)()
+    (value, rest), grads = mindspore.value_and_grad(value_and_rest, None, params, has_aux=True)(*args)
     if value.size != 1:
         raise RuntimeError(f"grad can be implicitly created only for scalar outputs (torch's backward() without "
                            f"a gradient): the value differentiated has shape {tuple(value.shape)}")

@@ -44,6 +44,9 @@ layer ``Softmax`` is torch's nn.Softmax, on ``softmax``, for the same reason.
 
 ``no_grad`` is torch.no_grad: ``with no_grad():``, ``@no_grad()`` and ``@no_grad``, on MindSpore's own
 ``mindspore._no_grad`` (PyNative).
+
+``backward``, ``zero_grad``, ``optimizer_step``, ``clip_grad_norm_`` and ``grad`` are torch's training step on the
+``.grad`` recompat keeps for MindSpore's parameters (recompat/grads.py; translator/steps.py writes them).
 """
 from __future__ import annotations
 
@@ -54,7 +57,9 @@ import math
 import string
 import warnings
 
-__all__ = ["add_child", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled",
+from recompat.grads import backward, clip_grad_norm_, clip_grad_value_, grad, optimizer_step, zero_grad
+
+__all__ = ["add_child", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled",
            "layer_norm", "LayerNorm", "layer_tensor", "log1p", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]

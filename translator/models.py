@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from recompat.constants import OTHER
 from recompat.mappings import MODEL_RULES, TENSOR_FORMS, Entry, Mappings, signature_arguments
-from recompat.translator import convert, edits, names, tree_index
+from recompat.translator import convert, edits, names, steps, tree_index
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
 from recompat.translator.sites import SiteLog
@@ -136,6 +136,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self._layers_by_class: dict[int, dict] = {}   # id(class) -> {X: (classes, entries)} of its self.X layers
         self._layer_bases: dict[int, tuple] = {}      # id(class) -> _layer_base's answer
         self._moved_tensors, self._moved_attributes = tables.moved_tensors, tables.moved_attributes
+        self.steps = steps.Steps()                    # the training steps of the file (translator/steps.py)
+        self._pending_steps: list[steps.Step] = []    # those whose function the translation makes
 
     def site(self, node: ast.AST, api: str) -> Site:
         site = super().site(node, api)
@@ -167,8 +169,54 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     # -- walking -----------------------------------------------------------------------------------
 
     def run(self) -> list[Site]:
+        if self.to == "mindspore":
+            self.steps = steps.find(self.tree, self.src, self._builds_optimizer)
         self.visit(self.tree)
         return self.sites
+
+    def finish_steps(self) -> None:
+        """Make each training step's function (translator/steps.py), once every other edit is made: the edits
+        inside the statements it takes are rendered into it. Called after the manual sites got their comments."""
+        for step in self._pending_steps:
+            steps.rewrite(self.src, step, runtime("backward"))
+
+    def _builds_optimizer(self, call: ast.Call) -> bool:
+        chain = names.attribute_chain(call.func)
+        q = self._module_scope.qualname(chain[0]) if chain else None
+        entry = self.table.get(self.framework.public_name(".".join([q, *chain[1:]]))) if q else None
+        return entry is not None and entry.rule == "optimizer"
+
+    @functools.cached_property
+    def _module_scope(self) -> names.Scope:
+        return names.build_scope(self.tree, None)
+
+    def _loop_call(self, call: ast.Call, func: ast.Attribute, loop) -> bool:
+        """`loss.backward()`, `optimizer.zero_grad()`, `optimizer.step()` on recompat.runtime's .grad (training.yaml's
+        loop methods with a runtime); False where the call stays as it is and is reported."""
+        if loop.runtime is None or self.to != "mindspore":
+            return False
+        api = self.src.segment(func)
+        if func.attr == "backward":
+            step = self.steps.steps.get(id(call))
+            if step is None:
+                self.diag(self.site(func, loop.api), "RC343", api=api, what=loop.what["en"], instead=loop.instead["en"],
+                          why=self.steps.refused.get(id(call), "it is not a statement of its own"))
+                return True
+            self._pending_steps.append(step)
+            self.targets.add(loop.runtime)
+            self.diag(self.site(func, loop.api), "RC340", api=api, target=loop.runtime.rsplit(".", 1)[1],
+                      function=step.function, weights=steps.weights(step), count=len(step.run))
+            return True
+        if func.attr == "step" and id(call) not in self.steps.optimizers:
+            return True                   # a schedule's step(): the same on MindSpore's
+        receiver = self.src.render_node(func.value)
+        opening = self.src.text.index("(", self.src.end(func))
+        self.src.replace(self.src.start(func), opening + 1,
+                         f"{target(loop.runtime)}({receiver}" + (", " if call.args or call.keywords else ""))
+        self.targets.add(loop.runtime)
+        self.diag(self.site(func, loop.api), "RC341", api=api, target=loop.runtime.rsplit(".", 1)[1],
+                  receiver=receiver.replace("\x00", ""), what=loop.what["en"])
+        return True
 
     def qualname(self, node: ast.AST) -> tuple[str | None, str | None]:
         """(qualified name, root binding) of a dotted reference to an import; a re-exported name
@@ -326,6 +374,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                     and func.attr not in self._own_methods:     # self.add_module(...): the framework's method
                 return self._unknown(func, f"{self.framework.model_bases[0]}.{func.attr}", None)
             if (loop := self.m.loop_method(self.frm, func.attr)) is not None:   # loss.backward(): the loop changes
+                if self._loop_call(node, func, loop):
+                    return
                 self.diag(self.site(func, loop.api), "RC311", api=self.src.segment(func), what=loop.what["en"],
                           instead=loop.instead["en"])
             elif func.attr in self.framework.tensor_methods and self._tensor_receiver(func.value):
@@ -904,6 +954,10 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def _call(self, call: ast.Call, entry: Entry, qual: str, root: str | None, method: bool = False,
               keep_callee: bool = False) -> None:
         site = self.site(call, qual)
+        if entry.runtime and self.to == "mindspore" and entry.rule == "grad_clip":   # on recompat's .grad
+            self.targets.add(entry.runtime)
+            self.src.replace_node(call.func, target(entry.runtime))
+            return self.diag(site, "RC342", api=qual, target=entry.runtime.rsplit(".", 1)[1])
         if entry.holding_none and self.to == "mindspore" and entry.proven and _may_hold_none(call):
             dst = entry.holding_none["mindspore"]
             self.targets.add(dst)

@@ -155,6 +155,7 @@ def _whole_model(data: bytes, path: str, package: str | None, to: str, result: F
             part["branches"] = [[origin.line(a), origin.line(b)] for a, b in part.get("branches", ())]
         unit["model"] = qual.rpartition(".")[2] in tx.model_classes
     edits.comment_manual_sites(src, tree, sites)
+    tx.finish_steps()
     origin.remap(sites)
     result.sites += sites
     if not src.edited:
