@@ -59,7 +59,7 @@ import warnings
 
 from recompat.grads import backward, clip_grad_norm_, clip_grad_value_, grad, optimizer_step, zero_grad
 
-__all__ = ["add_child", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled",
+__all__ = ["add_child", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "randint", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled",
            "layer_norm", "LayerNorm", "layer_tensor", "log1p", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
@@ -820,6 +820,21 @@ def _domain_fixes() -> dict:
 
     return {"tensor_any": tensor_any, "softmax": softmax, "logsumexp": logsumexp,
             "binary_cross_entropy": binary_cross_entropy, "Softmax": Softmax, "expm1": expm1, "log1p": log1p}
+
+
+def randint(low=0, high=None, size=None, *, dtype=None):
+    """torch.randint: randint(high, size) or randint(low, high, size), int64 by default, drawn by MindSpore's
+    ops.randint (which takes only the second form)."""
+    import mindspore
+    from mindspore import ops
+
+    if size is None:            # torch's randint(high, size): the two given are high and size
+        low, high, size = 0, low, high
+    elif high is None:          # randint(10, size=(3,))
+        low, high = 0, low
+    if high is None or size is None:
+        raise TypeError("randint() needs high and size: randint(high, size) or randint(low, high, size)")
+    return ops.randint(int(low), int(high), tuple(size), dtype=dtype or mindspore.int64)
 
 
 def is_grad_enabled() -> bool:

@@ -729,3 +729,21 @@ def test_a_layer_class_passed_as_a_value_is_made_as_its_fallback_where_its_entry
 
     with pytest.raises(TypeError, match="derive it from recompat.runtime.LayerNorm instead"):
         Derived(6)
+
+
+@pytest.mark.parametrize("args, kwargs, low, high", [
+    ((10, (400,)), {}, 0, 10), ((-3, 5, (400,)), {}, -3, 5), ((7,), {"size": (400,)}, 0, 7),
+    ((), {"low": 2, "high": 4, "size": [400]}, 2, 4)], ids=["high, size", "low, high, size", "size=", "keywords"])
+def test_randint_takes_torchs_forms(args, kwargs, low, high):
+    """torch.randint(high, size) and randint(low, high, size), positional or by keyword: int64 values from low to
+    high - 1, every one of them drawn in 400 tries; a form without high or size is torch's TypeError."""
+    import mindspore
+
+    from recompat.runtime import randint
+
+    out = randint(*args, **kwargs)
+    assert out.dtype == mindspore.int64 and out.shape == (400,)
+    assert set(out.asnumpy().tolist()) == set(range(low, high))
+    assert randint(10, (3,), dtype=mindspore.int32).dtype == mindspore.int32
+    with pytest.raises(TypeError, match="needs high and size"):
+        randint(size=(3,))
