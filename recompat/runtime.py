@@ -834,6 +834,8 @@ def randint(low=0, high=None, size=None, *, dtype=None):
         low, high = 0, low
     if high is None or size is None:
         raise TypeError("randint() needs high and size: randint(high, size) or randint(low, high, size)")
+    if int(low) >= int(high):     # torch's message (MindSpore's: "invalid min/max values")
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     return ops.randint(int(low), int(high), tuple(size), dtype=dtype or mindspore.int64)
 
 

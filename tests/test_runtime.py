@@ -736,7 +736,8 @@ def test_a_layer_class_passed_as_a_value_is_made_as_its_fallback_where_its_entry
     ((), {"low": 2, "high": 4, "size": [400]}, 2, 4)], ids=["high, size", "low, high, size", "size=", "keywords"])
 def test_randint_takes_torchs_forms(args, kwargs, low, high):
     """torch.randint(high, size) and randint(low, high, size), positional or by keyword: int64 values from low to
-    high - 1, every one of them drawn in 400 tries; a form without high or size is torch's TypeError."""
+    high - 1, every one of them drawn in 400 tries; no size is torch's TypeError, no values between low and high
+    its RuntimeError."""
     import mindspore
 
     from recompat.runtime import randint
@@ -746,4 +747,6 @@ def test_randint_takes_torchs_forms(args, kwargs, low, high):
     assert set(out.asnumpy().tolist()) == set(range(low, high))
     assert randint(10, (3,), dtype=mindspore.int32).dtype == mindspore.int32
     with pytest.raises(TypeError, match="needs high and size"):
+        randint(3)
+    with pytest.raises(RuntimeError, match="expects 'from' to be less than 'to', but got from=0 >= to=0"):
         randint(size=(3,))
