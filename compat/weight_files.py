@@ -258,7 +258,7 @@ def write(path: str | os.PathLike, arrays: dict[str, np.ndarray], dtypes: dict[s
                 save_file(state, tmp, metadata={"format": "pt"})
             else:
                 torch.save(state, tmp)
-    _files.write_atomic_with(path, save, keep_suffix=True)
+    _files.write_atomic_with(path, save, suffix=path.suffix)
 
 
 # --------------------------------------------------------------------------------------------------------------

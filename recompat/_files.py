@@ -35,10 +35,10 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, mode: int | None = 
     write_atomic_with(path, write, mode)
 
 
-def write_atomic_with(path: str | os.PathLike, write, mode: int | None = None, keep_suffix: bool = False) -> None:
+def write_atomic_with(path: str | os.PathLike, write, mode: int | None = None, suffix: str = "") -> None:
     """As :func:`write_atomic`, for a writer that takes a path (``mindspore.save_checkpoint``, ``torch.save``):
-    ``write(tmp)`` writes the whole file at ``tmp``, a name in the same folder (ending as ``path`` does where
-    ``keep_suffix``: some writers add their suffix otherwise); it is then flushed to disk and renamed over
+    ``write(tmp)`` writes the whole file at ``tmp``, a name in the same folder ending in ``.tmp`` + ``suffix``
+    (mindspore.save_checkpoint adds ``.ckpt`` to a name without it); it is then flushed to disk and renamed over
     ``path``, or removed on any error."""
     path = os.fspath(path)
     if mode is None:
@@ -52,7 +52,7 @@ def write_atomic_with(path: str | os.PathLike, write, mode: int | None = None, k
     held = _hold_sigint()
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.",
-                                   suffix=".tmp" + (os.path.splitext(path)[1] if keep_suffix else ""))
+                                   suffix=".tmp" + suffix)
     except BaseException:
         _release_sigint(held)
         raise

@@ -59,7 +59,7 @@ import warnings
 
 from recompat.grads import backward, clip_grad_norm_, clip_grad_value_, grad, optimizer_step, zero_grad
 
-__all__ = ["add_child", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "randint", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled",
+__all__ = ["add_child", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "randint", "save", "load", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled",
            "layer_norm", "LayerNorm", "layer_tensor", "log1p", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
@@ -837,6 +837,47 @@ def randint(low=0, high=None, size=None, *, dtype=None):
     if int(low) >= int(high):     # torch's message (MindSpore's: "invalid min/max values")
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     return ops.randint(int(low), int(high), tuple(size), dtype=dtype or mindspore.int64)
+
+
+def save(obj, f) -> None:
+    """torch.save of a state dict (`model.state_dict()`: a mapping of names to tensors) or of a Cell: a MindSpore
+    checkpoint written at `f` as it is named (mindspore.save_checkpoint would add .ckpt), whole or not at all."""
+    import mindspore
+
+    from recompat import _files
+
+    if isinstance(obj, mindspore.nn.Cell):
+        items = obj
+    elif isinstance(obj, dict) and obj and all(isinstance(v, mindspore.Tensor) for v in obj.values()):
+        items = [{"name": k, "data": v} for k, v in obj.items()]
+    else:
+        raise TypeError(f"recompat.runtime.save (torch.save) writes a MindSpore checkpoint: give it a state dict "
+                        f"(model.state_dict(), a dict of tensors) or a Cell, not a {type(obj).__name__}; other "
+                        f"objects: pickle them, or mindspore.save_checkpoint(..., append_dict=...) for numbers")
+    _files.write_atomic_with(f, lambda tmp: mindspore.save_checkpoint(items, tmp), suffix=".ckpt")
+
+
+def load(f):
+    """torch.load of a checkpoint recompat.runtime.save (or mindspore.save_checkpoint) wrote: its state dict, for
+    `model.load_state_dict(...)`. A file torch wrote is named as such, with the command that converts it."""
+    import mindspore
+
+    from recompat.compat.weight_files import sniff
+
+    held = sniff(f)
+    if held is not None:
+        raise ValueError(f"{f} is a {held} file (torch wrote it): MindSpore reads its own checkpoints. Convert it "
+                         f"once with the model it is for: recompat weights {f} -o {f}.ckpt --model module:Class, "
+                         f"and load that")
+    if str(f).endswith(".ckpt"):
+        return mindspore.load_checkpoint(str(f))
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:   # load_checkpoint reads only a name ending in .ckpt
+        link = os.path.join(folder, "checkpoint.ckpt")
+        os.symlink(os.path.abspath(f), link)
+        return mindspore.load_checkpoint(link)
 
 
 def is_grad_enabled() -> bool:

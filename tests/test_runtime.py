@@ -750,3 +750,27 @@ def test_randint_takes_torchs_forms(args, kwargs, low, high):
         randint(3)
     with pytest.raises(RuntimeError, match="expects 'from' to be less than 'to', but got from=0 >= to=0"):
         randint(size=(3,))
+
+
+def test_save_and_load_go_through_a_mindspore_checkpoint_and_name_a_torch_file(tmp_path):
+    """torch.save / torch.load translated: a state dict written at the name given and read back strictly; a file
+    torch wrote is named as such, with the command that converts it; anything but a state dict or a Cell is refused
+    with what to do, and nothing is written."""
+    import torch
+    from mindspore import nn
+
+    from recompat.runtime import load, save
+
+    cell = nn.SequentialCell([nn.Dense(3, 2), nn.LayerNorm((2,))])
+    save(cell.state_dict(), tmp_path / "model.pt")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt"]
+    other = nn.SequentialCell([nn.Dense(3, 2), nn.LayerNorm((2,))])
+    assert str(other.load_state_dict(load(tmp_path / "model.pt"))) == "<All keys matched successfully>"
+    assert all(np.array_equal(a.asnumpy(), b.asnumpy()) for a, b in zip(cell.get_parameters(), other.get_parameters()))
+    torch.save(torch.nn.Linear(3, 2).state_dict(), tmp_path / "torch.pt")
+    with pytest.raises(ValueError, match=r"torch\.pt is a torch file .*recompat weights .*torch\.pt -o .*torch\.pt"
+                                         r"\.ckpt --model module:Class"):
+        load(tmp_path / "torch.pt")
+    with pytest.raises(TypeError, match="give it a state dict .* not a list"):
+        save([1, 2], tmp_path / "list.pt")
+    assert not (tmp_path / "list.pt").exists() and not [p for p in tmp_path.iterdir() if ".tmp" in p.name]
