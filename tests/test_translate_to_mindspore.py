@@ -318,8 +318,48 @@ def test_a_file_that_draws_random_values_is_told_that_mindspores_recompute_draws
         assert not notes and [s.status for s in result.sites] == ["converted"]
     else:
         assert [s.status for s in result.sites] == ["partial"] and len(notes) == 1
-        assert f"this file draws random values ({noted}): MindSpore 2.10 (PyNative) draws new ones" in \
+        assert f"code a recomputed region may run draws random values ({noted}; " in notes[0].message
+        assert "MindSpore 2.10 (PyNative) draws new ones" in \
             notes[0].message
+
+
+@pytest.mark.parametrize("where, noted", [("main", False), ("helper", True), ("model", True)])
+def test_only_a_draw_a_recomputed_region_may_run_is_told(where, noted):
+    """RC151 for a draw in a model's code or in a function a region calls, not for one in main() or a training
+    loop (the data, the initial weights), which no recomputation runs again."""
+    draw = {"main": ("x", "x = torch.randn(4, 8)"), "helper": ("noisy(x)", "x = x"),
+            "model": ("x + torch.rand_like(x)", "x = x")}[where]
+    _, result = translate(f"""
+        import torch
+        from torch import nn
+        from torch.utils.checkpoint import checkpoint
+
+
+        def noisy(x):
+            return x + torch.randn_like(x)
+
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return {draw[0]}
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+
+            def forward(self, x):
+                return checkpoint(self.block, x, use_reentrant=False)
+
+
+        def main():
+            {draw[1]}
+            noise = torch.randn(4, 8)
+            return Net()(x + noise)
+    """)
+    notes = [d for s in result.sites for d in s.diagnostics if d.code == "RC151"]
+    assert bool(notes) == noted, [d.message for s in result.sites for d in s.diagnostics]
 
 
 def test_cell_style_names_every_keyword_the_mark_stands_for():

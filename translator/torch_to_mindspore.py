@@ -474,15 +474,19 @@ class TorchToMindSpore(SiteLog):
 
     @functools.cached_property
     def _draws(self) -> list[str]:
-        """The functions that draw random values (the entries with `draws`) the file calls, by torch's names."""
+        """The functions that draw random values (the entries with `draws`) that code a recomputed region may run
+        calls, by torch's names: in the file's classes (a model's forward and what it builds), in a function a
+        checkpoint call is given, and in the file's functions these call. A draw in main() or a training loop
+        (the data, the initial weights) is outside every region."""
         drawing = self.m.drawing["torch"]
         scope = names.build_scope(self.tree, None)
         found = set()
-        for call in tree_index.index(self.tree).of(ast.Call):
-            chain = names.attribute_chain(call.func)
-            root = scope.qualname(chain[0]) if chain else None
-            if root and (qual := ".".join([root, *chain[1:]])) in drawing:
-                found.add(qual)
+        for body in _region_code(self.tree):
+            for call in (n for n in ast.walk(body) if isinstance(n, ast.Call)):
+                chain = names.attribute_chain(call.func)
+                root = scope.qualname(chain[0]) if chain else None
+                if root and (qual := ".".join([root, *chain[1:]])) in drawing:
+                    found.add(qual)
         return sorted(found)
 
     @functools.cached_property
@@ -1095,3 +1099,23 @@ def _support_position(src: Source, tree: ast.Module) -> int:
                 isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in stmt.body)):
             last = stmt
     return src.line_end(last.end_lineno) if last is not None else edits.after_imports(src, tree)
+
+
+def _region_code(tree: ast.Module) -> list[ast.AST]:
+    """What a recomputed region may run, as far as the file shows: its classes, the top-level functions passed to
+    a call as an argument (checkpoint(fn, x)), and the top-level functions those call by name, transitively."""
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    todo: list[ast.AST] = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        todo += [functions[a.id] for a in call.args if isinstance(a, ast.Name) and a.id in functions]
+    seen: dict[int, ast.AST] = {}
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+            if isinstance(call.func, ast.Name) and call.func.id in functions:
+                todo.append(functions[call.func.id])
+    return list(seen.values())
+
