@@ -7,18 +7,21 @@ torch's `.grad` beside MindSpore's parameters, so that a step translates stateme
 accumulation (several backward() before one step()), clipping, several optimizers and zero_grad() anywhere in the
 loop keep torch's meaning:
 
-    out = model(x)                       def forward_fn():
-    loss = loss_fn(out, y)                   out = model(x)
-    loss.backward()               ->         loss = loss_fn(out, y)
-                                             return loss, out, loss
-                                         _, out, loss = backward(forward_fn, optimizer.parameters)
+    out = model(x)                       out: object
+    loss = loss_fn(out, y)               loss: object
+    loss.backward()               ->     def forward_fn():
+                                             nonlocal out, loss
+                                             out = model(x)
+                                             loss = loss_fn(out, y)
+                                             return loss
+                                         backward(forward_fn, model, loss_fn, optimizer)
     optimizer.step()              ->     optimizer_step(optimizer)
     optimizer.zero_grad()         ->     zero_grad(optimizer)
     clip_grad_norm_(params, 1.0)  ->     clip_grad_norm_(params, 1.0)
 
-The forward function returns the value to differentiate first, then the values the code reads afterwards;
-`backward` differentiates it with respect to the given parameters (those the step's optimizers hold), adds each
-gradient to the parameter's accumulated one, and returns what the function returned. Gradients are kept by the
+The forward function returns the value to differentiate; `backward` differentiates it with respect to the
+parameters of what it is given (the models the step calls, the optimizers it steps), adds each gradient to the
+parameter's accumulated one, and returns what the function returned. Gradients are kept by the
 parameter's identity in this process. What differs from torch: MindSpore's optimizer is called with a gradient for
 every parameter it holds, so a parameter with none (it took no part in any backward since zero_grad) is given
 zeros and its value is put back after the step, as torch leaves it; its optimizer state (momentum, Adam's moments)
@@ -26,6 +29,7 @@ still takes the step, where torch's does not.
 """
 from __future__ import annotations
 
+import inspect
 import math
 
 __all__ = ["backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "zero_grad"]
@@ -33,18 +37,21 @@ __all__ = ["backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer
 _GRADS: dict[int, tuple] = {}      # id(parameter) -> (parameter, its accumulated gradient)
 
 
-def _parameters(obj) -> list:
-    """The parameters of an optimizer, a Cell, one parameter or an iterable of them, each once, in order."""
+def _parameters(*holders) -> list:
+    """The parameters of optimizers, Cells, parameters or iterables of them, each once, in order; anything else
+    (a function, a tensor that is no parameter, a number) holds none."""
     import mindspore
 
-    if isinstance(obj, mindspore.Tensor):
-        found = [obj]
-    elif hasattr(obj, "parameters") and not callable(obj.parameters):     # a MindSpore optimizer
-        found = list(obj.parameters)
-    elif isinstance(obj, mindspore.nn.Cell):
-        found = list(obj.trainable_params())
-    else:
-        found = list(obj)
+    found = []
+    for obj in holders:
+        if isinstance(obj, mindspore.Parameter):
+            found.append(obj)
+        elif isinstance(obj, mindspore.nn.Cell):
+            found += list(obj.trainable_params())
+        elif isinstance(getattr(obj, "parameters", None), (tuple, list, mindspore.ParameterTuple)):  # an optimizer
+            found += list(obj.parameters)
+        elif isinstance(obj, (list, tuple, set)) or inspect.isgenerator(obj):
+            found += _parameters(*obj)
     seen: set[int] = set()
     return [p for p in found if not (id(p) in seen or seen.add(id(p)))]
 
@@ -55,33 +62,33 @@ def grad(parameter):
     return None if kept is None else kept[1]
 
 
-def backward(forward, weights, *args):
-    """torch's `loss.backward()` for the loss `forward(*args)` computes: `forward` returns (the value to
-    differentiate, *values the code reads afterwards); each weight that requires a gradient gets its gradient added
-    to its accumulated one. Returns what `forward` returned. `args` are not differentiated (torch's backward() gives
-    .grad to leaves that require it; the data a step reads does not)."""
+def backward(forward, *holders):
+    """torch's `loss.backward()` for the loss `forward()` computes: `forward` returns the value to differentiate (or
+    a tuple of it and values the code reads afterwards); the parameters of `holders` (the models the step calls,
+    the optimizers it steps: Cells, optimizers, parameters; anything else holds none) that require a gradient get
+    it added to their accumulated one. Returns what `forward` returned."""
     import mindspore
     from mindspore import ops
 
-    params = [p for p in _parameters(weights) if p.requires_grad]
+    params = [p for p in _parameters(*holders) if p.requires_grad]
     if not params:
-        raise RuntimeError("backward: none of the weights given requires a gradient (torch: element 0 of tensors "
-                           "does not require grad and does not have a grad_fn)")
+        raise RuntimeError("backward: nothing given holds a parameter that requires a gradient (torch: element 0 of "
+                           "tensors does not require grad and does not have a grad_fn)")
 
-    def value_and_rest(*args):
-        out = forward(*args)
+    def value_and_rest():
+        out = forward()
         if not isinstance(out, tuple) or not out:
             out = (out,)
         return out[0], tuple(out[1:])
 
-    (value, rest), grads = mindspore.value_and_grad(value_and_rest, None, params, has_aux=True)(*args)
+    (value, rest), grads = mindspore.value_and_grad(value_and_rest, None, params, has_aux=True)()
     if value.size != 1:
         raise RuntimeError(f"grad can be implicitly created only for scalar outputs (torch's backward() without "
                            f"a gradient): the value differentiated has shape {tuple(value.shape)}")
     for p, g in zip(params, grads):
         kept = _GRADS.get(id(p))
         _GRADS[id(p)] = (p, g if kept is None else ops.add(kept[1], g))
-    return (value, *rest)
+    return (value, *rest) if rest else value
 
 
 def zero_grad(obj, set_to_none: bool = True) -> None:

@@ -128,6 +128,8 @@ def _default_text(value) -> str:
         return f"{type(value).__name__}.{value.name}"
     if inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value):
         return "lambda" if value.__name__ == "<lambda>" else value.__name__
+    if inspect.ismodule(value):      # its name, not its repr (which holds where this machine installed it)
+        return value.__name__
     return repr(value)
 
 

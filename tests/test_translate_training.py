@@ -83,10 +83,12 @@ def test_the_step_becomes_a_function_on_recompats_grad():
     assert out.endswith(textwrap.dedent("""\
         def loop(model, optimizer, loss, x, y):
             zero_grad(optimizer)
+            value: object
             def forward_fn():
+                nonlocal value
                 value = loss(model(x), y)
-                return value, value
-            _, value = backward(forward_fn, optimizer.parameters)
+                return value
+            backward(forward_fn, loss, model, optimizer)
             clip_grad_norm_(model.get_parameters(), 1.0)
             optimizer_step(optimizer)
         """))
@@ -148,7 +150,8 @@ def test_the_translated_step_trains_as_torchs_does(tmp_path, accumulate, clip):
 
     out, diags = translate(STEP)
     assert not [d for d in diags.values() if d.status == "manual"], out
-    assert "def forward_fn(x):" in out and "_, x, out, loss = backward(forward_fn, optimizer.parameters, x)" in out
+    assert "        def forward_fn():\n            nonlocal x, out, loss\n            x = x * 2.0\n" in out
+    assert "        backward(forward_fn, model, criterion, optimizer)\n" in out
     (tmp_path / "torch_step.py").write_text(STEP)
     (tmp_path / "ms_step.py").write_text(out)
     tag = uuid.uuid4().hex
@@ -175,15 +178,18 @@ MULTILINE = 'note = """a\nb"""\nloss = crit(model(x), y)\nloss.backward()\noptim
 
 
 @pytest.mark.parametrize("code, why", [
-    ("out = model(x)\nif log:\n    print(1)\nloss = crit(out, y)\nloss.backward()\noptimizer.step()",
+    ("out = model(x)\nschedule.step()\nloss = crit(out, y)\nloss.backward()\noptimizer.step()",
      "the loss is also made from out, which the code assigns elsewhere in the loop"),
     ("loss = crit(model(x), y)\nloss.backward(retain_graph=True)\noptimizer.step()",
      "backward() with arguments"),
     ("loss = crit(model(x), y); loss.backward()\noptimizer.step()", "statements share a line"),
-    ("if log:\n    print(1)\nloss.backward()\noptimizer.step()", "no statement just before it in its block"),
+    ("if log:\n    loss = crit(model(x), y)\nloss.backward()\noptimizer.step()",
+     "loss is not made by the statements just before backward()"),
+    ("loss.backward()\noptimizer.step()", "no statement just before it in its block"),
     (MULTILINE, "a string across lines"),
     ("loss = crit(model(x), y)\nloss.backward()\nthing.step()", "no optimizer is known to be stepped here"),
-], ids=["made elsewhere", "arguments", "one line", "nothing before", "string", "no optimizer"])
+], ids=["made elsewhere", "arguments", "one line", "made in a branch", "nothing before", "string",
+        "no optimizer"])
 def test_a_step_that_cannot_be_made_a_function_is_left_whole_with_the_reason(code, why):
     body = textwrap.indent(code, "        ")
     optimizer = "" if "thing" in code else "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
@@ -195,6 +201,8 @@ def test_a_step_that_cannot_be_made_a_function_is_left_whole_with_the_reason(cod
 
 
 def test_a_with_block_goes_into_the_function_whole():
+    """A with block, an if, a loop go into the function whole; the names they assign stay the function's own
+    (nonlocal), and one that nothing else binds is declared first, unbound until the function runs."""
     out, _ = translate(textwrap.dedent("""\
         import torch
 
@@ -208,12 +216,15 @@ def test_a_with_block_goes_into_the_function_whole():
             optimizer.step()
         """))
     assert textwrap.indent(textwrap.dedent("""\
+        target: object
+        loss: object
         def forward_fn():
+            nonlocal target, loss
             with no_grad():
                 target = model(x)
             loss = ((model(x) - target) ** 2).mean()
-            return loss, target, loss
-        _, target, loss = backward(forward_fn, optimizer.parameters)
+            return loss
+        backward(forward_fn, model, optimizer)
         optimizer_step(optimizer)"""), "    ") in out
 
 

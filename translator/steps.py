@@ -8,20 +8,23 @@ that made the loss, in place, and keeps the rest statement for statement on reco
     for x, y in loader:                             for x, y in loader:
         optimizer.zero_grad()                           zero_grad(optimizer)
         out = model(x)                                  def forward_fn():
-        loss = loss_fn(out, y)                              out = model(x)
-        loss.backward()                   ->                loss = loss_fn(out, y)
-        optimizer.step()                                    return loss, out, loss
-                                                        _, out, loss = backward(forward_fn, optimizer.parameters)
+        loss = loss_fn(out, y)                              nonlocal out, loss
+        loss.backward()                   ->                out = model(x)
+        optimizer.step()                                    loss = loss_fn(out, y)
+                                                            return loss
+                                                        backward(forward_fn, optimizer.parameters)
                                                         optimizer_step(optimizer)
 
 What the function holds (`find`): the statements just before `backward()` in its block, back to the first that
-cannot go into a function called at once: a loop, an `if`/`try`, a definition, a return/break/continue, another
-`backward()` or a `step()` (it changes the parameters being differentiated). A `with` goes whole. The function
-returns the value differentiated, then every name the statements assign (the code after reads them); a name they
-read before they assign it is a parameter. The weights are the parameters of the optimizers the enclosing function
-steps (`X.step()` on X built by an optimizer entry, or on which the function also calls zero_grad()).
+cannot go into a function called at once: a definition, an import, a `global`/`nonlocal`, a `return`/`yield`, a
+`break`/`continue` of the loop around, another `backward()` or a `step()` (it changes the parameters being
+differentiated). An `if`, a `with`, a loop go whole; leading `zero_grad()` statements stay where they are. The names
+the statements assign are declared `nonlocal` (`global` at module level), so each is the enclosing scope's own
+variable, bound or left as the code leaves it, and the function returns the value differentiated. The weights are
+the parameters of the optimizers the enclosing function steps (`X.step()` on X built by an optimizer entry, or on
+which the function also calls zero_grad()).
 
-Where a step cannot be made so, nothing is moved and the reason is said (RC311): backward() with arguments, no
+Where a step cannot be made so, nothing is moved and the reason is said (RC343): backward() with arguments, no
 statement before it making the loss, statements on one line, a string across lines (it would be re-indented), a
 name the loss is made from that is assigned elsewhere in the loop (its computation would not be differentiated:
 gradients of zero, a silent wrong value), or no optimizer known.
@@ -29,15 +32,16 @@ gradients of zero, a silent wrong value), or no optimizer known.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass, field
 
 from recompat.translator import names
 from recompat.translator.source import Source, statement_blocks
 
-_BOUNDARY = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef,
-             ast.ClassDef, ast.Return, ast.Break, ast.Continue, ast.Raise, ast.Global, ast.Nonlocal, ast.Import,
-             ast.ImportFrom, ast.Delete, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+_BOUNDARY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Return, ast.Global, ast.Nonlocal, ast.Import,
+             ast.ImportFrom, ast.Delete)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
 _NEWLINE_BEFORE_TEXT = re.compile(r"(\r\n|\r|\n)(?=[^\r\n])")
@@ -48,10 +52,12 @@ class Step:
     statement: ast.Expr            # `<value>.backward()`
     run: list[ast.stmt]            # the statements that made the loss: the function's body
     value: ast.expr                # what backward() is called on
-    returned: list[str]            # the names the run assigns, returned after the value
-    parameters: list[str]          # the names the run reads before it assigns them
-    optimizers: list[str]          # the optimizers stepped, as written: their parameters are the weights
+    assigned: list[str]            # the names the run assigns: the enclosing scope's (nonlocal / global)
+    declare: str                   # "nonlocal" in a function, "global" at module level
+    optimizers: list[str]          # the optimizers stepped (bound on every path), as written
+    unbound: list[str] = field(default_factory=list)   # assigned only in the run: declared before the function
     function: str = "forward_fn"   # the function's name (free in the file)
+    models: list[str] = field(default_factory=list)   # what the run calls on every path: the models among them
 
 
 @dataclass
@@ -81,11 +87,13 @@ def _walk_scope(node: ast.AST):
 
 
 def _stored(node: ast.AST) -> list[str]:
-    """The names `node` assigns, in order, nested scopes not."""
-    out = []
-    for n in _walk_scope(node) if not isinstance(node, _SCOPES) else ():
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in out:
-            out.append(n.id)
+    """The names `node` assigns, in the order they are written, nested scopes not."""
+    found = sorted((n.lineno, n.col_offset, n.id) for n in (_walk_scope(node) if not isinstance(node, _SCOPES) else ())
+                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    out: list[str] = []
+    for _, _, name in found:
+        if name not in out:
+            out.append(name)
     return out
 
 
@@ -134,13 +142,17 @@ def find(tree: ast.Module, src: Source, is_optimizer_call) -> Steps:
                 call = _backward_call(stmt)
                 if call is None:
                     continue
-                why = _refusal(body, i, call, loop or scope, src, optimizers)
+                why = _refusal(body, i, call, loop or scope, scope, src, optimizers)
                 if isinstance(why, str):
                     result.refused[id(call)] = why
                     continue
                 name = _free("forward_fn", taken)
                 taken.add(name)
-                why.function, why.optimizers = name, optimizers
+                why.function = name
+                why.optimizers = [o for o in optimizers if _surely_bound(o, tree, scope)]
+                why.models = [m for m in _called(why.run, set(why.assigned), tree)
+                              if m not in why.optimizers and _surely_bound(m.split(".")[0] if not m.startswith("self.")
+                                                                           else m, tree, scope)]
                 result.steps[id(call)] = why
     return result
 
@@ -180,18 +192,32 @@ def _zero_grad_statement(stmt: ast.stmt) -> bool:
 
 
 def _movable(stmt: ast.stmt) -> bool:
+    """Can the statement run inside a function called where it stands, to the same effect?"""
     if isinstance(stmt, _BOUNDARY):
         return False
     if any(True for _ in _calls_named(stmt, "backward")) or any(True for _ in _calls_named(stmt, "step")):
         return False
-    if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return all(_movable(s) for s in stmt.body)
-    return not any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in _walk_scope(stmt))
+    return not _escapes(stmt, in_loop=False)
 
 
-def _refusal(body, i, call: ast.Call, around: ast.AST, src: Source, optimizers) -> Step | str:
-    """The step of `body[i]` (a backward() statement) inside `around` (its innermost loop, else its function or
-    module), or why there is none."""
+def _escapes(node: ast.AST, in_loop: bool) -> bool:
+    """Does `node` leave the code around it: return, yield, await, global/nonlocal, import, a definition, or a
+    break/continue of a loop outside it?"""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(child, (*_BOUNDARY, ast.Yield, ast.YieldFrom, ast.Await)):
+            return True
+        if isinstance(child, (ast.Break, ast.Continue)) and not in_loop:
+            return True
+        if _escapes(child, in_loop or isinstance(child, _LOOPS)):
+            return True
+    return False
+
+
+def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, src: Source, optimizers) -> Step | str:
+    """The step of `body[i]` (a backward() statement) inside `around` (its innermost loop, else `scope`: its
+    function or module), or why there is none."""
     if call.args or call.keywords:
         return "backward() with arguments (a gradient, retain_graph, inputs) has no counterpart recompat writes"
     j = i
@@ -211,23 +237,15 @@ def _refusal(body, i, call: ast.Call, around: ast.AST, src: Source, optimizers) 
         return "statements share a line: put each on its own line"
     for s in run:
         for n in ast.walk(s):
-            if isinstance(n, (ast.Constant, ast.JoinedStr)) and n.lineno != n.end_lineno \
-                    and isinstance(getattr(n, "value", ""), (str, bytes, type(None))):
+            if (isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))) \
+                    and n.lineno != n.end_lineno:
                 return f"a string across lines (line {n.lineno}) would be re-indented with the statements"
     stored: list[str] = []
-    assigned_before: set[str] = set()
-    parameters: list[str] = []
-    for s in _flat(run):
-        for name in sorted(_loaded(s) - assigned_before):
-            if name in _all_stored(run) and name not in parameters:
-                parameters.append(name)
-        for name in _stored(s):
-            assigned_before.add(name)
-            if name not in stored:
-                stored.append(name)
-    if not (_loaded(call.func.value) & set(stored)):
-        return (f"{ast.unparse(call.func.value)} is not made by the statements just before backward(): compute "
-                f"the loss there")
+    for s in run:
+        stored += [name for name in _stored(s) if name not in stored]
+    if not (_loaded(call.func.value) & _reads(run, set(), set())):     # made on every path through them
+        return (f"{ast.unparse(call.func.value)} is not made by the statements just before backward() (on every "
+                f"path through them): compute the loss there")
     # what the run reads that the loop (or function) makes elsewhere: its computation would not be differentiated
     inside = {id(n) for s in run for n in ast.walk(s)}
     elsewhere = set()
@@ -235,49 +253,143 @@ def _refusal(body, i, call: ast.Call, around: ast.AST, src: Source, optimizers) 
     for n in _walk_scope(around):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in inside:
             elsewhere.add(n.id)
-    read = set().union(*(_loaded(s) for s in run)) - set(stored)
-    risky = sorted((read & elsewhere) - targets - set(parameters))
+    risky = sorted((_read_first(run) & elsewhere) - targets)
     if risky:
         return (f"the loss is also made from {', '.join(risky)}, which the code assigns elsewhere in "
-                f"{'the loop' if isinstance(around, (ast.For, ast.AsyncFor, ast.While)) else 'the function'}: "
+                f"{'the loop' if isinstance(around, _LOOPS) else 'the function'}: "
                 f"MindSpore would not differentiate through it; compute it in the statements right before "
                 f"backward()")
-    return Step(body[i], run, call.func.value, stored, parameters, [])
+    declare = "global" if isinstance(scope, ast.Module) or stored and set(stored) & _globals(scope) else "nonlocal"
+    unbound = [] if declare == "global" else [n for n in stored if n not in _bound_outside(scope, inside)]
+    return Step(body[i], run, call.func.value, stored, declare, [], unbound)
 
 
-def _flat(run: list[ast.stmt]):
-    for s in run:
-        if isinstance(s, (ast.With, ast.AsyncWith)):
-            yield from (item for item in s.items)        # a with's items are evaluated first
-            yield from _flat(s.body)
-        else:
-            yield s
+def _read_first(run: list[ast.stmt]) -> set[str]:
+    """The names the run may read before it assigns them: their values come from outside it."""
+    found: set[str] = set()
+    _reads(run, set(), found)
+    return found
 
 
-def _all_stored(run: list[ast.stmt]) -> set[str]:
-    return {name for s in run for name in _stored(s)}
+def _reads(body: list[ast.stmt], assigned: set[str], found: set[str]) -> set[str]:
+    """Walk `body` in order: add to `found` each name read while not surely assigned; return what is surely
+    assigned after it (a branch's names only where every branch assigns them)."""
+    assigned = set(assigned)
+    for stmt in body:
+        blocks = list(statement_blocks(stmt))
+        if not blocks:
+            loads = _loaded(stmt)
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+                loads.add(stmt.target.id)
+            found |= loads - assigned
+            assigned |= set(_stored(stmt))
+            continue
+        heads = [getattr(stmt, k) for k in ("test", "iter") if getattr(stmt, k, None) is not None]
+        heads += [item.context_expr for item in getattr(stmt, "items", ())]
+        for head in heads:
+            found |= _loaded(head) - assigned
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            assigned |= set(_stored(stmt.target))
+        for item in getattr(stmt, "items", ()):
+            if item.optional_vars is not None:
+                assigned |= set(_stored(item.optional_vars))
+        after = [_reads(block, assigned, found) for block in blocks]
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            assigned = after[0]
+        elif isinstance(stmt, ast.If) and stmt.orelse:
+            assigned = set.intersection(*after)
+    return assigned
+
+
+def _bound_outside(scope: ast.AST, inside: set[int]) -> set[str]:
+    """The names `scope` (a function) binds outside the run: its parameters, assignments, loop targets, imports."""
+    bound = {a.arg for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs,
+                              *([scope.args.vararg] if scope.args.vararg else []),
+                              *([scope.args.kwarg] if scope.args.kwarg else []))}
+    for n in _walk_scope(scope):
+        if id(n) in inside or n is scope:
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            bound.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in n.names}
+    return bound
+
+
+def _globals(scope: ast.AST) -> set[str]:
+    return {name for n in _walk_scope(scope) if isinstance(n, ast.Global) for name in n.names}
 
 
 def weights(step: Step) -> str:
-    if len(step.optimizers) == 1:
-        return f"{step.optimizers[0]}.parameters"
-    return "(" + ", ".join(f"*{o}.parameters" for o in step.optimizers) + ")"
+    """What backward() is given to differentiate with respect to: the models the statements call and the optimizers
+    stepped (recompat.runtime.backward takes the parameters of those that are Cells or optimizers)."""
+    return ", ".join([*step.models, *step.optimizers])
+
+
+def _surely_bound(text: str, tree: ast.Module, scope: ast.AST) -> bool:
+    """Is the optimizer `text` bound wherever the step runs: an attribute (set up in __init__), a parameter of the
+    function, or assigned by a statement of its own at the top of the function or module (not under an if)?"""
+    if "." in text:
+        return True
+    if not isinstance(scope, ast.Module) and text in {a.arg for a in (*scope.args.posonlyargs, *scope.args.args,
+                                                                         *scope.args.kwonlyargs)}:
+        return True
+    return _binds(scope.body, text) or _binds(tree.body, text)
+
+
+def _binds(body: list[ast.stmt], text: str) -> bool:
+    """Does `body` bind the name on every path through it (an assignment, a with's body, both branches of an if)?"""
+    for stmt in body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and (stmt.value is not None) and text in {
+                ast.unparse(t) for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])}:
+            return True
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and _binds(stmt.body, text):
+            return True
+        if isinstance(stmt, ast.If) and stmt.orelse and _binds(stmt.body, text) and _binds(stmt.orelse, text):
+            return True
+    return False
+
+
+def _called(run: list[ast.stmt], assigned: set[str], tree: ast.Module) -> list[str]:
+    """What the run calls, or calls a method of (`model(x)`, `self.model(x)`, `model.encode(x)`), named by a
+    variable bound outside it: the models whose parameters the step differentiates. Imported names, the file's
+    functions and classes, and builtins are none (what is no Cell is passed over when the step runs); the caller
+    keeps those bound on every path."""
+    imported = {name for stmt in names.imports(tree) for name, _, _ in names.import_bindings(stmt)}
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    skip = imported | defined | assigned | set(dir(builtins))
+    found: list[str] = []
+    for stmt in run:
+        calls = sorted((n for n in _walk_scope(stmt) if isinstance(n, ast.Call)),
+                       key=lambda n: (n.func.lineno, n.func.col_offset))
+        for n in calls:
+            callee = n.func
+            chain = names.attribute_chain(callee)
+            if chain and len(chain) > 1 and chain[0] != "self":
+                callee = n.func.value                        # model.encode(x): the model
+                chain = names.attribute_chain(callee)
+            if chain and chain[0] not in skip and (chain[0] != "self" or len(chain) > 1):
+                text = ".".join(chain)
+                if text not in found:
+                    found.append(text)
+    return found
 
 
 def rewrite(src: Source, step: Step, backward: str) -> None:
     """Make the step's function in place (after every other edit inside it was made: they are rendered into it).
     `backward`: how the output spells recompat.runtime.backward (a placeholder)."""
-    first = step.run[0]
-    indent = src.indent(first.lineno)
+    start = step.run[0]
+    indent = src.indent(start.lineno)
     unit = "\t" if "\t" in indent else "    "
     nl = src.newline
-    body = src.render(src.start(first), src.start(step.statement)).rstrip()
+    body = src.render(src.start(start), src.start(step.statement)).rstrip()
     body = _NEWLINE_BEFORE_TEXT.sub(lambda m: m.group(1) + unit, body)
-    value = src.render_node(step.value)
-    returned = ", ".join([value, *step.returned])
-    targets = ", ".join(["_", *step.returned]) + " = " if step.returned else ""
-    args = "".join(f", {p}" for p in step.parameters)
-    text = (f"def {step.function}({', '.join(step.parameters)}):{nl}{indent}{unit}{body}{nl}"
-            f"{indent}{unit}return {returned}{nl}"
-            f"{indent}{targets}{backward}({step.function}, {weights(step)}{args})")
-    src.replace(src.start(first), src.end(step.statement), text)
+    declared = f"{step.declare} {', '.join(step.assigned)}{nl}{indent}{unit}" if step.assigned else ""
+    # a name only the function assigns still needs a binding here for `nonlocal`; unbound until it runs, as before
+    first = "".join(f"{name}: object{nl}{indent}" for name in step.unbound)
+    text = (f"{first}def {step.function}():{nl}{indent}{unit}{declared}{body}{nl}"
+            f"{indent}{unit}return {src.render_node(step.value)}{nl}"
+            f"{indent}{backward}({step.function}, {weights(step)})")
+    src.replace(src.start(start), src.end(step.statement), text)
