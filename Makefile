@@ -37,6 +37,7 @@ bench: $(STAMP)
 	GLOG_v=3 $(BIN)/python bench/kink_bench.py
 	GLOG_v=3 $(BIN)/python bench/graph_recompute_bench.py
 	GLOG_v=3 $(BIN)/python bench/weights_bench.py
+	GLOG_v=3 $(BIN)/python bench/weights_monai_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

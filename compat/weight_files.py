@@ -267,13 +267,14 @@ def write(path: str | os.PathLike, arrays: dict[str, np.ndarray], dtypes: dict[s
 @dataclass
 class _Name:
     """One tensor of the model: its key in the model side's file and in the other side's."""
-    mine: str                   # the key the model's framework writes (torch: state_dict(); MindSpore: Parameter.name)
+    mine: str                   # its key in the model's framework: state_dict()'s (MindSpore's: the path)
     other: str | None           # the key the other framework writes; None: no counterpart (`why`)
     shape: tuple                # the model's shape
     other_shape: tuple          # the shape on the other side (the pair's layout)
     dtype: str
     why: str = ""
     value: object = None        # the model's tensor (for a value the file lacks)
+    fixed: bool = False         # a MindSpore Parameter that takes no gradient (a statistic, or affine=False's)
 
 
 def _pair_entries(cls, side: str, maps) -> list:
@@ -293,9 +294,9 @@ def _pair_entries(cls, side: str, maps) -> list:
     return []
 
 
-def model_names(model, maps=None) -> tuple[str, list[_Name], list[tuple[str, str]], list[str]]:
+def model_names(model, maps=None) -> tuple[str, list[_Name], list[tuple[str, str]], list[str], list[str]]:
     """The model's side, each of its tensors with its keys on both sides, the other side's keys its layer pairs
-    drop (key, why), and problems (a layer whose pairs disagree)."""
+    drop (key, why), problems (a layer whose pairs disagree) and notes."""
     side = _side(model)
     maps = maps or _mappings.default()
     tree = _weights._torch_tree(model, maps.wrappers) if side == TORCH else _weights._ms_tree(model)
@@ -330,7 +331,7 @@ def model_names(model, maps=None) -> tuple[str, list[_Name], list[tuple[str, str
             rel = _weights._relative(s, path)
             tp = pairs.get(rel)
             other = rel if tp is None else getattr(tp, other_side)
-            mine = s.name if side == TORCH or s.buffer else s.tensor.name
+            mine = s.name        # torch: its state_dict() key; MindSpore: its path, Cell.state_dict()'s key
             shape = tuple(s.shape)
             axis = tp.insert_axis if tp is not None else None
             if axis is None:
@@ -340,8 +341,17 @@ def model_names(model, maps=None) -> tuple[str, list[_Name], list[tuple[str, str
             else:
                 other_shape = shape[:axis] + shape[axis + 1:]
             names.append(_Name(mine, None if other is None else _weights._join(path, other), shape, other_shape,
-                               s.dtype, tp.why if tp is not None and other is None else "", s.tensor))
-    return side, names, dropped, problems
+                               s.dtype, tp.why if tp is not None and other is None else "", s.tensor,
+                               fixed=side == MINDSPORE and not s.trainable and not s.buffer))
+    notes = []
+    renamed = [(s.name, s.tensor.name) for slots in tree.own.values() for s in slots
+               if side == MINDSPORE and s.tensor is not None and not s.buffer and s.tensor.name != s.name]
+    if renamed:
+        notes.append(f"{len(renamed)} of the model's Parameters are named otherwise than their path (e.g. "
+                     f"'{renamed[0][1]}' at '{renamed[0][0]}'): the file is keyed by path, as Cell.state_dict() is; "
+                     f"load it with model.load_state_dict(mindspore.load_checkpoint(file)), not load_param_into_net, "
+                     f"which matches Parameter names")
+    return side, names, dropped, problems, notes
 
 
 def _side(model) -> str:
@@ -377,9 +387,9 @@ def convert_file(source, destination, model, *, key: str | None = None, mappings
     if not destination.parent.is_dir():
         raise WeightFileError(f"{destination.parent}: no such folder for the output")
     weights = read(source, key)
-    side, names, dropped_keys, problems = model_names(model, mappings)
+    side, names, dropped_keys, problems, notes = model_names(model, mappings)
     report = Report(source, destination, f"{frm}->{to}", model=f"{LABEL[side]} {type(model).__name__}",
-                    problems=list(problems), notes=list(weights.notes))
+                    problems=list(problems), notes=[*weights.notes, *notes])
     out, dtypes = _plan(weights, side == frm, names, dict(dropped_keys), report)
     if report.ok:
         write(destination, out, dtypes)
@@ -395,6 +405,7 @@ def _plan(weights: Weights, model_is_source: bool, names: list[_Name], drops: di
     used: set[str] = set()
     missing: list[_Name] = []
     first_key: dict[int, str] = {}           # the model's tensor -> the first source key that gave it
+    owner: dict[str, int] = {}               # destination key -> the model's tensor written there
     for n in names:
         src, dst = (n.mine, n.other) if model_is_source else (n.other, n.mine)
         src_shape, dst_shape = (n.shape, n.other_shape) if model_is_source else (n.other_shape, n.shape)
@@ -409,8 +420,14 @@ def _plan(weights: Weights, model_is_source: bool, names: list[_Name], drops: di
                 report.filled.append((dst, n.why))
             continue
         if src not in weights.arrays:
-            if dst not in out:
-                missing.append(n)
+            if dst in out:
+                continue
+            if n.fixed and not model_is_source and weights.framework == TORCH:
+                out[dst], dtypes[dst] = _model_value(n), n.dtype      # torch registers it as None
+                report.filled.append((dst, f"the file has no '{src}': torch registers it as None (affine=False, "
+                                           f"track_running_stats=False), where MindSpore keeps a fixed Parameter"))
+                continue
+            missing.append(n)
             continue
         used.add(src)
         a = weights.arrays[src]
@@ -425,8 +442,11 @@ def _plan(weights: Weights, model_is_source: bool, names: list[_Name], drops: di
                                    f"holds different values for them")
             continue
         if dst in out:
+            if owner[dst] != id(n.value):
+                report.problems.append(f"'{src}' and the key written before it would both be written as '{dst}': "
+                                       f"two tensors of the model under one key")
             continue
-        out[dst], dtypes[dst] = a.reshape(dst_shape), weights.dtypes[src]
+        out[dst], dtypes[dst], owner[dst] = a.reshape(dst_shape), weights.dtypes[src], id(n.value)
         report.pairs.append((src, dst))
         if not model_is_source and weights.dtypes[src] != n.dtype:
             report.warnings.append(f"'{src}' is {weights.dtypes[src]} in the file, the model's '{dst}' "

@@ -307,3 +307,42 @@ def test_the_command(models, tmp_path, capsys, monkeypatch):
     assert out.err.rstrip().endswith("nothing was written") and not (tmp_path / "small.ckpt").exists()
     code = cli.main(["weights", str(tmp_path / "net.pt"), "-o", str(tmp_path / "x.ckpt"), "--model", "Net"])
     assert code == 2 and "recompat: error: --model 'Net'" in capsys.readouterr().err
+
+
+def test_what_torch_registers_as_none_keeps_mindsporess_fixed_value(tmp_path):
+    """torch's InstanceNorm2d (affine=False) has no weight in its state dict, the GroupNorm it becomes on MindSpore
+    holds a fixed gamma and beta: they are filled from the model, and the report says so."""
+    source = ("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.conv = nn.Conv2d(2, 4, 3)\n        self.norm = nn.InstanceNorm2d(4)\n\n"
+              "    def forward(self, x):\n        return self.norm(self.conv(x))\n")
+    result = translate_bytes(source.encode(), "inorm.py", scope="model")
+    tnet, mnet = _import(tmp_path / "inorm.py", source), _import(tmp_path / "inorm_ms.py", result.new_data.decode())
+    t = tnet.Net()
+    assert "norm.weight" not in t.state_dict()
+    torch.save(t.state_dict(), tmp_path / "inorm.pt")
+    report = convert_file(tmp_path / "inorm.pt", tmp_path / "inorm.ckpt", mnet.Net())
+    assert report.ok, report.text()
+    assert [k for k, _ in report.filled] == ["norm.gamma", "norm.beta"]
+    assert "torch registers it as None" in report.filled[0][1]
+    cell = mnet.Net()
+    assert str(cell.load_state_dict(ms.load_checkpoint(str(tmp_path / "inorm.ckpt")))) == "<All keys matched successfully>"
+
+
+def test_keys_are_paths_where_parameter_names_repeat(tmp_path):
+    """Two MindSpore Parameters may share a name (a Cell built outside the model's attributes); the file is keyed by
+    path, as Cell.state_dict() is, so both are written, and the note says how to load it."""
+    from mindspore import Parameter, Tensor, nn as msnn
+
+    class Twice(msnn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.a = Parameter(Tensor(np.ones(3, np.float32)), name="scale")
+            self.b = Parameter(Tensor(np.zeros(2, np.float32)), name="scale")
+
+    cell = Twice()
+    torch.save({"a": torch.full((3,), 2.0), "b": torch.full((2,), 3.0)}, tmp_path / "twice.pt")
+    report = convert_file(tmp_path / "twice.pt", tmp_path / "twice.ckpt", cell)
+    assert report.ok and [d for _, d in report.pairs] == ["a", "b"], report.text()
+    assert any("named otherwise than their path" in n and "load_state_dict" in n for n in report.notes)
+    state = ms.load_checkpoint(str(tmp_path / "twice.ckpt"))
+    assert state["a"].asnumpy().tolist() == [2.0] * 3 and state["b"].asnumpy().tolist() == [3.0] * 2
