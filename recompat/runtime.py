@@ -847,8 +847,8 @@ def save(obj, f) -> None:
     from recompat import _files
 
     if isinstance(obj, mindspore.nn.Cell):
-        items = obj
-    elif isinstance(obj, dict) and obj and all(isinstance(v, mindspore.Tensor) for v in obj.values()):
+        obj = obj.state_dict()       # keyed by path: a Parameter's own name may repeat in a model
+    if isinstance(obj, dict) and obj and all(isinstance(v, mindspore.Tensor) for v in obj.values()):
         items = [{"name": k, "data": v} for k, v in obj.items()]
     else:
         raise TypeError(f"recompat.runtime.save (torch.save) writes a MindSpore checkpoint: give it a state dict "
