@@ -58,8 +58,9 @@ modes (at most one; without one, recompat only reports the sites and writes noth
   --diff        print a unified diff (a/ b/ paths, as git) to stdout; write nothing
   --check       write nothing; exit 1 if any file would change
 
-what is looked at: PATH may be files or folders (walked recursively); only *.py files are
-translated. Folders named .git, __pycache__, .venv, venv, node_modules and .tox are skipped,
+what is looked at: PATH may be files or folders (walked recursively); only *.py files and
+Jupyter notebooks (*.ipynb: their code cells, as one file; diagnostics as FILE:CELL:LINE:COL)
+are translated. Folders named .git, __pycache__, .venv, venv, node_modules and .tox are skipped,
 and so is anything matching an --exclude GLOB (matched against the path relative to the
 PATH given and against the file or folder name). A file that does not mention
 "checkpoint" (--to mindspore) or "recompute" (--to torch) -- with --scope model, the name of
@@ -248,6 +249,9 @@ def _translate_parser(sub) -> argparse.ArgumentParser:
                         "(about 128 KB of source per process; a small tree stays in one) (default: 0)")
     t.add_argument("-q", "--quiet", action="store_true",
                    help="no per-site lines; errors and the summary are still printed")
+    t.add_argument("--clear-outputs", action="store_true",
+                   help="notebooks (.ipynb, translated cell by cell): clear the translated ones' outputs and "
+                        "execution counts (default: kept as they are)")
     t.add_argument("--json", dest="json_path", metavar="FILE",
                    help="also write every site, diagnostic, error and the summary as JSON to FILE ('-': stdout)")
     t.add_argument("--exclude", action="append", default=[], metavar="GLOB",
@@ -473,7 +477,7 @@ def _translate(args) -> int:
 
     opts = Options(paths=args.paths, to=args.to, style=args.style, scope=args.scope, output=args.output,
                    in_place=args.in_place, diff=args.diff, check=args.check, json_path=args.json_path,
-                   jobs=args.jobs, exclude=args.exclude, quiet=args.quiet)
+                   jobs=args.jobs, exclude=args.exclude, quiet=args.quiet, clear_outputs=args.clear_outputs)
     if args.report:
         from recompat.reports import runs
 

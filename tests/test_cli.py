@@ -508,7 +508,7 @@ def test_empty_folder_and_a_file_that_is_not_python(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("checkpoint\n")
     code, _, err = run(capsys, "translate", tmp_path / "notes.txt", "--in-place")
     assert code == 0
-    assert f"{tmp_path / 'notes.txt'}: not a .py file — skipped" in err
+    assert f"{tmp_path / 'notes.txt'}: not a .py or .ipynb file — skipped" in err
 
 
 def test_output_that_is_a_file_is_refused(tmp_path, capsys):

@@ -29,7 +29,7 @@ from typing import IO, Callable, Iterable, Iterator
 
 from recompat._files import write_atomic
 from recompat.constants import DEFAULT_STYLE, OTHER
-from recompat.translator import names, project, verdicts
+from recompat.translator import names, notebooks, project, verdicts
 # The trigger words (a file without its direction's word has nothing to translate and is passed
 # over unread by the parser) live in one place, beside translate_bytes, which applies them too.
 from recompat.translator.translate import DIRECTIONS as TARGETS
@@ -37,7 +37,8 @@ from recompat.translator.translate import MODEL_TRIGGERS, SCOPES, STYLES, transl
 from recompat.translator.results import STATUSES, FileResult, TranslateError
 
 # Directories never walked into (below a given root; a root named explicitly is always walked).
-SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox"})
+SKIP_DIRS = frozenset({".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".ipynb_checkpoints"})
+SOURCE_SUFFIXES = (".py", ".ipynb")     # what is translated (a notebook's code cells: translator/notebooks.py)
 
 # Work sent to worker processes (-j N): at most _MAX_CHUNK files per task, about
 # _TASKS_PER_WORKER tasks per worker. With -j 0, one worker per CPU, but no more than the source has
@@ -66,6 +67,7 @@ class Options:
     jobs: int = 1                  # 0: one per CPU, on a tree large enough to gain (_results)
     exclude: list[str] = field(default_factory=list)
     quiet: bool = False
+    clear_outputs: bool = False    # notebooks: the translated ones' outputs and execution counts cleared
 
     @property
     def mode(self) -> str:
@@ -165,7 +167,7 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
     found: dict[str, _Entry] = {}
 
     def add(display: str, abspath: str, name: str, rel_to_root: str) -> None:
-        is_py = name.endswith(".py")
+        is_py = name.endswith(SOURCE_SUFFIXES)
         if not (is_py or want_all) or _excluded(rel_to_root, name, opts.exclude):
             return
         found.setdefault(abspath, _Entry(os.path.normpath(display), abspath,
@@ -174,8 +176,8 @@ def _collect(opts: Options, errors: list[FileResult], notices: list[str] | None 
     for display, absroot, is_dir in roots:
         if not is_dir:
             name = os.path.basename(absroot)
-            if not (name.endswith(".py") or want_all):
-                notices.append(f"recompat: warning: {display}: not a .py file — skipped")
+            if not (name.endswith(SOURCE_SUFFIXES) or want_all):
+                notices.append(f"recompat: warning: {display}: not a .py or .ipynb file — skipped")
             add(display, absroot, name, name)
             continue
         for dirpath, dirnames, filenames in os.walk(absroot, onerror=lambda e: errors.append(
@@ -606,11 +608,13 @@ def run(opts: Options, *, stdout: IO[str] | None = None, stderr: IO[str] | None 
     results: dict[str, FileResult] = {}
     originals: dict[str, bytes] = {}
     lines_of: dict[str, int] = {}
-    todo, others = _read_all(py, opts, summary, results, originals, lines_of)
+    layouts: dict[str, notebooks.Layout] = {}
+    todo, others = _read_all(py, opts, summary, results, originals, lines_of, layouts)
     try:
         summary.files_examined, tree = _translate_all(todo, others, jobs, results, originals, lines_of, out)
     finally:
         out.close()
+    _notebooks_back(layouts, results, originals, opts)
     classes = _verdicts(results, tree, opts.to) if tree is not None else []
     summary.classes = {k: sum(v.verdict == k for v in classes) for k in verdicts.VERDICTS} if classes else {}
     ordered, would_change = _deliver(entries, failed, results, originals, opts, summary, out, stdout)
@@ -658,9 +662,11 @@ def _verdicts(results: dict[str, FileResult], tree, to: str) -> list:
 
 
 def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, originals: dict,
-              lines_of: dict) -> tuple[list[_Item], list[_Entry]]:
+              lines_of: dict, layouts: dict) -> tuple[list[_Item], list[_Entry]]:
     """Read every file once: (the files to translate, the others). A file without the trigger word is done here
-    (an empty result), and kept among the others: it is looked at again if holders turn up."""
+    (an empty result), and kept among the others: it is looked at again if holders turn up. A notebook is
+    translated as the Python file its code cells make (translator/notebooks.py; its layout into `layouts`); it is
+    no module, so never among the others."""
     from recompat import mappings
 
     wanted = MODEL_TRIGGERS[opts.to] if opts.scope == "model" else trigger(mappings.default(), opts.to)
@@ -673,17 +679,44 @@ def _read_all(py: list[_Entry], opts: Options, summary: Summary, results: dict, 
         except OSError as exc:
             results[e.display] = FileResult(e.display, error=_read_error(e, exc))
             continue
-        n_lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        source = data
+        if e.display.endswith(".ipynb"):
+            try:
+                source, layouts[e.display] = notebooks.to_python(data, e.display)
+            except TranslateError as exc:
+                results[e.display] = FileResult(e.display, error=str(exc))
+                continue
+        n_lines = source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
         summary.lines += n_lines
-        if wanted.search(data):
+        if wanted.search(source):
             originals[e.display] = data
-            todo.append((e.display, data, opts.to, (opts.style or DEFAULT_STYLE, opts.scope), (), frozenset(), {}))
+            todo.append((e.display, source, opts.to, (opts.style or DEFAULT_STYLE, opts.scope), (), frozenset(), {}))
         else:
             results[e.display] = FileResult(e.display)
-            others.append(e)
+            if e.display not in layouts:
+                others.append(e)
         lines_of[e.display] = n_lines
     summary.files_scanned = len(py)
     return todo, others
+
+
+def _notebooks_back(layouts: dict, results: dict, originals: dict, opts: Options) -> None:
+    """Each translated notebook's result in its own terms: sites and diagnostics in their cells, the new cells put
+    back into its JSON (outputs cleared with --clear-outputs)."""
+    for display, layout in layouts.items():
+        r = results.get(display)
+        if r is None or r.error is not None or display not in originals:
+            continue
+        notebooks.place(r, layout)
+        if r.new_data is None and not opts.clear_outputs:
+            continue
+        new, _ = (r.new_data, None) if r.new_data is not None else notebooks.to_python(originals[display], display)
+        try:
+            data = notebooks.from_python(new, layout, display, opts.clear_outputs)
+        except TranslateError as exc:
+            results[display] = FileResult(display, error=str(exc))
+            continue
+        r.changed, r.new_data = data != originals[display], (data if data != originals[display] else None)
 
 
 def _deliver(entries: list[_Entry], failed: list[FileResult], results: dict, originals: dict, opts: Options,

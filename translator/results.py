@@ -18,9 +18,11 @@ class Diagnostic:
     line: int
     col: int        # 1-based, in characters
     message: str
+    cell: int | None = None    # a notebook's cell (1-based, among all its cells); line counts in the cell
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.code} [{self.status}] {self.message}"
+        where = self.path if self.cell is None else f"{self.path}:{self.cell}"
+        return f"{where}:{self.line}:{self.col}: {self.code} [{self.status}] {self.message}"
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Site:
     col: int
     api: str        # qualified name of the source API, e.g. torch.utils.checkpoint.checkpoint
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    cell: int | None = None    # a notebook's cell (1-based); line counts in the cell
 
     @property
     def status(self) -> str:
