@@ -187,7 +187,7 @@ MULTILINE = 'note = """a\nb"""\nloss = crit(model(x), y)\nloss.backward()\noptim
      "loss is not made by the statements just before backward()"),
     ("loss.backward()\noptimizer.step()", "no statement just before it in its block"),
     (MULTILINE, "a string across lines"),
-    ("loss = crit(model(x), y)\nloss.backward()\nthing.step()", "no optimizer is known to be stepped here"),
+    ("loss = (x * y).sum()\nloss.backward()\nthing.step()", "nothing here says what to differentiate with respect to"),
 ], ids=["made elsewhere", "arguments", "one line", "made in a branch", "nothing before", "string",
         "no optimizer"])
 def test_a_step_that_cannot_be_made_a_function_is_left_whole_with_the_reason(code, why):

@@ -142,17 +142,13 @@ def find(tree: ast.Module, src: Source, is_optimizer_call) -> Steps:
                 call = _backward_call(stmt)
                 if call is None:
                     continue
-                why = _refusal(body, i, call, loop or scope, scope, src, optimizers)
+                why = _refusal(body, i, call, loop or scope, scope, tree, src, optimizers)
                 if isinstance(why, str):
                     result.refused[id(call)] = why
                     continue
                 name = _free("forward_fn", taken)
                 taken.add(name)
                 why.function = name
-                why.optimizers = [o for o in optimizers if _surely_bound(o, tree, scope)]
-                why.models = [m for m in _called(why.run, set(why.assigned), tree)
-                              if m not in why.optimizers and _surely_bound(m.split(".")[0] if not m.startswith("self.")
-                                                                           else m, tree, scope)]
                 result.steps[id(call)] = why
     return result
 
@@ -215,7 +211,8 @@ def _escapes(node: ast.AST, in_loop: bool) -> bool:
     return False
 
 
-def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, src: Source, optimizers) -> Step | str:
+def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, tree: ast.Module, src: Source,
+             optimizers) -> Step | str:
     """The step of `body[i]` (a backward() statement) inside `around` (its innermost loop, else `scope`: its
     function or module), or why there is none."""
     if call.args or call.keywords:
@@ -225,13 +222,10 @@ def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, src: Sour
         j -= 1
     while j < i and _zero_grad_statement(body[j]):
         j += 1                    # it clears .grad before the forward: it stays where it is
-    run = body[j:i]
+    run = _after_setup(body[j:i], tree)
     if not run:
         return ("no statement just before it in its block makes the loss (a loop, an if or a step() comes "
                 "first): compute the loss right before backward()")
-    if not optimizers:
-        return ("no optimizer is known to be stepped here (an optimizer built here, or one this function calls "
-                "both zero_grad() and step() on): its parameters are what MindSpore differentiates")
     lines = [s.lineno for s in (*run, body[i])]
     if len(set(lines)) < len(lines) or any(src.line(s.lineno)[:s.col_offset].strip() for s in (*run, body[i])):
         return "statements share a line: put each on its own line"
@@ -248,20 +242,49 @@ def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, src: Sour
                 f"path through them): compute the loss there")
     # what the run reads that the loop (or function) makes elsewhere: its computation would not be differentiated
     inside = {id(n) for s in run for n in ast.walk(s)}
-    elsewhere = set()
+    elsewhere: dict[str, list[ast.AST]] = {}     # name -> the statements outside the run that assign it
     targets = set(_stored(around.target)) if isinstance(around, (ast.For, ast.AsyncFor)) else set()
     for n in _walk_scope(around):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in inside:
-            elsewhere.add(n.id)
-    risky = sorted((_read_first(run) & elsewhere) - targets)
+        if id(n) in inside or n is around:
+            continue
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            bound = [t for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]
+        elif isinstance(n, (ast.For, ast.AsyncFor)):
+            bound = [n.target]
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            bound = [item.optional_vars for item in n.items if item.optional_vars is not None]
+        elif isinstance(n, ast.NamedExpr):
+            bound = [n.target]
+        else:
+            continue
+        for target in bound:
+            for name in _stored(target):
+                elsewhere.setdefault(name, []).append(n)
+    risky = (_read_first(run) & set(elsewhere)) - targets
+    if not isinstance(around, _LOOPS):
+        # straight-line code before the step sets it up (the model, the data): only a value made with a model the
+        # step calls (out = model(x) before a boundary) is one MindSpore would not differentiate through
+        models = {m.split(".")[0] for m in _called(run, set(stored), tree)}
+        risky = {name for name in risky if any(models & _loaded(getattr(a, "value", a) or a)
+                                               for a in elsewhere[name])}
+    risky = sorted(risky)
     if risky:
         return (f"the loss is also made from {', '.join(risky)}, which the code assigns elsewhere in "
                 f"{'the loop' if isinstance(around, _LOOPS) else 'the function'}: "
                 f"MindSpore would not differentiate through it; compute it in the statements right before "
                 f"backward()")
+    before = body[:body.index(run[0])]           # the block's statements before the function: they bind too
+    stepped = [o for o in optimizers if _surely_bound(o, tree, scope, before)]
+    models = [m for m in _called(run, set(stored), tree)
+              if m not in stepped and _surely_bound(m if m.startswith("self.") else m.split(".")[0], tree, scope,
+                                                    before)]
+    if not stepped and not models:
+        return ("nothing here says what to differentiate with respect to: no optimizer is stepped (one built "
+                "here, or one this function calls both zero_grad() and step() on) and the statements call no model "
+                "held in a variable bound on every path")
     declare = "global" if isinstance(scope, ast.Module) or stored and set(stored) & _globals(scope) else "nonlocal"
     unbound = [] if declare == "global" else [n for n in stored if n not in _bound_outside(scope, inside)]
-    return Step(body[i], run, call.func.value, stored, declare, [], unbound)
+    return Step(body[i], run, call.func.value, stored, declare, stepped, unbound, models=models)
 
 
 def _read_first(run: list[ast.stmt]) -> set[str]:
@@ -318,6 +341,19 @@ def _bound_outside(scope: ast.AST, inside: set[int]) -> set[str]:
     return bound
 
 
+def _after_setup(run: list[ast.stmt], tree: ast.Module) -> list[ast.stmt]:
+    """The run without the leading statements that build what it calls (`model = Net()`) and call nothing a variable
+    holds: they go before the function, so that the model is bound when backward() is given it."""
+    called = {m.split(".")[0] for m in _called(run, set(), tree)}
+    cut = 0
+    for k, stmt in enumerate(run):
+        if _called([stmt], set(), tree):
+            break
+        if called & set(_stored(stmt)):
+            cut = k + 1
+    return run[cut:]
+
+
 def _globals(scope: ast.AST) -> set[str]:
     return {name for n in _walk_scope(scope) if isinstance(n, ast.Global) for name in n.names}
 
@@ -328,15 +364,16 @@ def weights(step: Step) -> str:
     return ", ".join([*step.models, *step.optimizers])
 
 
-def _surely_bound(text: str, tree: ast.Module, scope: ast.AST) -> bool:
-    """Is the optimizer `text` bound wherever the step runs: an attribute (set up in __init__), a parameter of the
-    function, or assigned by a statement of its own at the top of the function or module (not under an if)?"""
+def _surely_bound(text: str, tree: ast.Module, scope: ast.AST, before: list[ast.stmt] = ()) -> bool:
+    """Is `text` bound wherever the step runs: an attribute (set up in __init__), a parameter of the function, or
+    assigned by a statement of its own at the top of the function or module or before the step in its block (not
+    under an if)?"""
     if "." in text:
         return True
     if not isinstance(scope, ast.Module) and text in {a.arg for a in (*scope.args.posonlyargs, *scope.args.args,
                                                                          *scope.args.kwonlyargs)}:
         return True
-    return _binds(scope.body, text) or _binds(tree.body, text)
+    return _binds(list(before), text) or _binds(scope.body, text) or _binds(tree.body, text)
 
 
 def _binds(body: list[ast.stmt], text: str) -> bool:
