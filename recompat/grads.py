@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 
 __all__ = ["backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "zero_grad"]
 
@@ -85,6 +86,10 @@ def backward(forward, *holders):
     if value.size != 1:
         raise RuntimeError(f"grad can be implicitly created only for scalar outputs (torch's backward() without "
                            f"a gradient): the value differentiated has shape {tuple(value.shape)}")
+    if not any(bool(ops.any(g != 0)) for g in grads):
+        warnings.warn("backward: every gradient is exactly zero: the loss was likely made outside the function "
+                      "differentiated (a value computed before it, which MindSpore does not differentiate through, "
+                      "where torch's backward() would); compute it inside", RuntimeWarning, stacklevel=2)
     for p, g in zip(params, grads):
         kept = _GRADS.get(id(p))
         _GRADS[id(p)] = (p, g if kept is None else ops.add(kept[1], g))

@@ -140,3 +140,14 @@ def test_backward_refuses_what_torch_refuses():
         p.requires_grad = False
     with pytest.raises(RuntimeError, match="nothing given holds a parameter that requires a gradient"):
         grads.backward(lambda: frozen(ops.ones((1, 2))).sum(), frozen.get_parameters())
+
+
+def test_a_loss_made_outside_the_function_is_warned_of():
+    """Every gradient exactly zero: the loss came from a value computed before the function (torch would have
+    differentiated through it): a RuntimeWarning, not a silent zero step."""
+    _, m = _pair()
+    x, _ = _batches(1)[0]
+    out = m(ms.Tensor(x))
+    with pytest.warns(RuntimeWarning, match="every gradient is exactly zero"):
+        grads.backward(lambda: (out ** 2).mean(), m)
+    grads.zero_grad(m)

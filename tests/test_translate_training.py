@@ -312,3 +312,44 @@ def test_the_translated_pieces_train_as_torchs_do(tmp_path):
     # the schedule stepped on both sides: the first group's rate 0.02 halved twice by step 6
     rates = report.steps[-1].lr
     assert {"torch", "MindSpore"} <= set(rates) and all(r == pytest.approx(0.005, rel=1e-6) for r in rates.values())
+
+
+def test_straight_line_setup_goes_before_the_function_and_a_value_made_before_a_boundary_is_refused():
+    """In a function with no loop, what builds what the step is given (the model, the optimizer) goes before the
+    function; an activation made with the model before a boundary (here a schedule's step()) would not be
+    differentiated by MindSpore (a gradient of zero, silently), so that step is refused."""
+    out, diags = translate(textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        def once(x, y):
+            model = nn.Linear(4, 2)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            target = y * 2
+            loss = ((model(x) - target) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+
+
+        def late(model, optimizer, schedule, x, y):
+            out = model(x)
+            schedule.step()
+            loss = ((out - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+        """))
+    assert textwrap.indent(textwrap.dedent("""\
+        optimizer = mindspore.experimental.optim.SGD(model.trainable_params(), lr=0.1)
+        target: object
+        loss: object
+        def forward_fn():
+            nonlocal target, loss
+            target = y * 2
+            loss = ((model(x) - target) ** 2).mean()
+            return loss
+        backward(forward_fn, model, optimizer)"""), "    ") in out
+    refused = [d for (c, _), d in diags.items() if c == "RC343"]
+    assert len(refused) == 1 and "the loss is also made from out" in refused[0].message
+    # the step left whole: its optimizer.step() is not rewritten either
+    assert out.rstrip().endswith("loss.backward()\n    optimizer.step()")

@@ -195,6 +195,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         loop methods with a runtime); False where the call stays as it is and is reported."""
         if loop.runtime is None or self.to != "mindspore":
             return False
+        if id(call) in self.steps.left:               # part of a step left whole (its backward() says why)
+            return func.attr == "step"                # a step() is not reported, a zero_grad() is (RC311)
         api = self.src.segment(func)
         if func.attr == "backward":
             step = self.steps.steps.get(id(call))

@@ -66,6 +66,7 @@ class Steps:
     steps: dict[int, Step] = field(default_factory=dict)      # id(the backward Call) -> its step
     refused: dict[int, str] = field(default_factory=dict)     # id(the backward Call) -> why it has none
     optimizers: set[int] = field(default_factory=set)         # id(Call) of each X.step() on an optimizer
+    left: set[int] = field(default_factory=set)               # id(Call) of zero_grad()/step() of a step left whole
 
 
 def _calls_named(node: ast.AST, attr: str):
@@ -145,6 +146,10 @@ def find(tree: ast.Module, src: Source, is_optimizer_call) -> Steps:
                 why = _refusal(body, i, call, loop or scope, scope, tree, src, optimizers)
                 if isinstance(why, str):
                     result.refused[id(call)] = why
+                    # the step is left whole: its zero_grad() and step() as they are, never half-rewritten
+                    for c in (*_calls_named(scope, "step"), *_calls_named(scope, "zero_grad")):
+                        result.optimizers.discard(id(c))
+                        result.left.add(id(c))
                     continue
                 name = _free("forward_fn", taken)
                 taken.add(name)
@@ -222,7 +227,7 @@ def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, tree: ast
         j -= 1
     while j < i and _zero_grad_statement(body[j]):
         j += 1                    # it clears .grad before the forward: it stays where it is
-    run = _after_setup(body[j:i], tree)
+    run = _after_setup(body[j:i], tree, optimizers)
     if not run:
         return ("no statement just before it in its block makes the loss (a loop, an if or a step() comes "
                 "first): compute the loss right before backward()")
@@ -262,22 +267,23 @@ def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, tree: ast
                 elsewhere.setdefault(name, []).append(n)
     risky = (_read_first(run) & set(elsewhere)) - targets
     if not isinstance(around, _LOOPS):
-        # straight-line code before the step sets it up (the model, the data): only a value made with a model the
-        # step calls (out = model(x) before a boundary) is one MindSpore would not differentiate through
-        models = {m.split(".")[0] for m in _called(run, set(stored), tree)}
-        risky = {name for name in risky if any(models & _loaded(getattr(a, "value", a) or a)
-                                               for a in elsewhere[name])}
+        # straight-line code before the step sets it up (the model built, the optimizer, the data made by no call
+        # of a variable): a value made by calling one (out = model(x) before a boundary) is what MindSpore would
+        # not differentiate through; what the step is given to differentiate (the models, optimizers) is no value
+        holders = {m.split(".")[0] for m in _called(run, set(stored), tree)} | set(optimizers)
+        risky = {name for name in risky - holders
+                 if any(_called([a], set(), tree) for a in elsewhere[name])}
     risky = sorted(risky)
     if risky:
         return (f"the loss is also made from {', '.join(risky)}, which the code assigns elsewhere in "
                 f"{'the loop' if isinstance(around, _LOOPS) else 'the function'}: "
                 f"MindSpore would not differentiate through it; compute it in the statements right before "
                 f"backward()")
-    before = body[:body.index(run[0])]           # the block's statements before the function: they bind too
-    stepped = [o for o in optimizers if _surely_bound(o, tree, scope, before)]
+    start = run[0].lineno                         # what backward() is given must be bound before the function
+    stepped = [o for o in optimizers if o not in stored and _surely_bound(o, tree, scope, start)]
     models = [m for m in _called(run, set(stored), tree)
               if m not in stepped and _surely_bound(m if m.startswith("self.") else m.split(".")[0], tree, scope,
-                                                    before)]
+                                                    start)]
     if not stepped and not models:
         return ("nothing here says what to differentiate with respect to: no optimizer is stepped (one built "
                 "here, or one this function calls both zero_grad() and step() on) and the statements call no model "
@@ -341,15 +347,19 @@ def _bound_outside(scope: ast.AST, inside: set[int]) -> set[str]:
     return bound
 
 
-def _after_setup(run: list[ast.stmt], tree: ast.Module) -> list[ast.stmt]:
-    """The run without the leading statements that build what it calls (`model = Net()`) and call nothing a variable
-    holds: they go before the function, so that the model is bound when backward() is given it."""
+def _after_setup(run: list[ast.stmt], tree: ast.Module, optimizers: list[str]) -> list[ast.stmt]:
+    """The run without the leading statements that build what it calls (`model = Net()`, calling nothing a variable
+    holds) or the optimizers it steps: they go before the function, so that what backward() is given is bound."""
     called = {m.split(".")[0] for m in _called(run, set(), tree)}
     cut = 0
     for k, stmt in enumerate(run):
+        binds = set(_stored(stmt))
+        if binds & set(optimizers):
+            cut = k + 1
+            continue
         if _called([stmt], set(), tree):
             break
-        if called & set(_stored(stmt)):
+        if called & binds:
             cut = k + 1
     return run[cut:]
 
@@ -364,16 +374,32 @@ def weights(step: Step) -> str:
     return ", ".join([*step.models, *step.optimizers])
 
 
-def _surely_bound(text: str, tree: ast.Module, scope: ast.AST, before: list[ast.stmt] = ()) -> bool:
-    """Is `text` bound wherever the step runs: an attribute (set up in __init__), a parameter of the function, or
-    assigned by a statement of its own at the top of the function or module or before the step in its block (not
-    under an if)?"""
+def _surely_bound(text: str, tree: ast.Module, scope: ast.AST, line: int) -> bool:
+    """Is `text` bound when the step starts (at `line`): an attribute (set up in __init__), a parameter of the
+    function, or assigned on every path before it, by the function's statements or the blocks around the step, or
+    at the top of the module (for a function)?"""
     if "." in text:
         return True
     if not isinstance(scope, ast.Module) and text in {a.arg for a in (*scope.args.posonlyargs, *scope.args.args,
                                                                          *scope.args.kwonlyargs)}:
         return True
-    return _binds(list(before), text) or _binds(scope.body, text) or _binds(tree.body, text)
+    if _binds([s for s in _enclosing_blocks(scope, line) if s.end_lineno < line], text):
+        return True
+    return not isinstance(scope, ast.Module) and _binds(tree.body, text)
+
+
+def _enclosing_blocks(scope: ast.AST, line: int) -> list[ast.stmt]:
+    """The statements of every block of `scope` that holds `line`, outermost first (nested functions not)."""
+    found: list[ast.stmt] = []
+    body = scope.body
+    while body:
+        found += body
+        holder = next((s for s in body if s.lineno <= line <= s.end_lineno
+                       and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))), None)
+        inner = [b for b in statement_blocks(holder) if b and b[0].lineno <= line <= b[-1].end_lineno] \
+            if holder is not None else []
+        body = inner[0] if inner else []
+    return found
 
 
 def _binds(body: list[ast.stmt], text: str) -> bool:
