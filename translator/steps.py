@@ -57,7 +57,7 @@ class Step:
     optimizers: list[str]          # the optimizers stepped (bound on every path), as written
     unbound: list[str] = field(default_factory=list)   # assigned only in the run: declared before the function
     function: str = "forward_fn"   # the function's name (free in the file)
-    models: list[str] = field(default_factory=list)   # what the run calls on every path: the models among them
+    models: list[str] = field(default_factory=list)   # what the run calls that is bound before it: the models
 
 
 @dataclass
@@ -307,10 +307,7 @@ def _reads(body: list[ast.stmt], assigned: set[str], found: set[str]) -> set[str
     for stmt in body:
         blocks = list(statement_blocks(stmt))
         if not blocks:
-            loads = _loaded(stmt)
-            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
-                loads.add(stmt.target.id)
-            found |= loads - assigned
+            found |= _loaded(stmt) - assigned
             assigned |= set(_stored(stmt))
             continue
         heads = [getattr(stmt, k) for k in ("test", "iter") if getattr(stmt, k, None) is not None]
