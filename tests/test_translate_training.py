@@ -353,3 +353,31 @@ def test_straight_line_setup_goes_before_the_function_and_a_value_made_before_a_
     assert len(refused) == 1 and "the loss is also made from out" in refused[0].message
     # the step left whole: its optimizer.step() is not rewritten either
     assert out.rstrip().endswith("loss.backward()\n    optimizer.step()")
+
+
+def test_a_docstring_stays_the_functions_and_an_unknown_step_is_told():
+    """pytorch-tabnet's _train_batch: the function's docstring (a string across lines) is no statement of the step
+    and stays its __doc__; `self._optimizer.step()` on what the file does not build as an optimizer is told
+    (RC344), not left silently beside a translated backward()."""
+    out, diags = translate(textwrap.dedent('''\
+        import torch
+
+
+        class Trainer:
+            def train_batch(self, x, y):
+                """One batch.
+
+                Returns the loss.
+                """
+                for p in self.network.parameters():
+                    p.requires_grad_(True)
+                out = self.network(x)
+                loss = self.loss_fn(out, y)
+                loss.backward()
+                self._optimizer.step()
+                return loss
+        '''))
+    assert '    def train_batch(self, x, y):\n        """One batch.\n\n        Returns the loss.\n        """\n' in out
+    assert "backward(forward_fn, self.network, self.loss_fn)" in out and "self._optimizer.step()" in out
+    told = [d for (c, _), d in diags.items() if c == "RC344"]
+    assert len(told) == 1 and told[0].status == "partial" and "optimizer_step(self._optimizer)" in told[0].message

@@ -170,7 +170,7 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
 
     def run(self) -> list[Site]:
         if self.to == "mindspore":
-            self.steps = steps.find(self.tree, self.src, self._builds_optimizer)
+            self.steps = steps.find(self.tree, self.src, self._built_by)
         self.visit(self.tree)
         return self.sites
 
@@ -180,11 +180,12 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         for step in self._pending_steps:
             steps.rewrite(self.src, step, runtime("backward"))
 
-    def _builds_optimizer(self, call: ast.Call) -> bool:
+    def _built_by(self, call: ast.Call) -> str | None:
+        """The rule of the entry `call` builds with (optimizer, lr_schedule, ...), by the module's imports."""
         chain = names.attribute_chain(call.func)
         q = self._module_scope.qualname(chain[0]) if chain else None
         entry = self.table.get(self.framework.public_name(".".join([q, *chain[1:]]))) if q else None
-        return entry is not None and entry.rule == "optimizer"
+        return entry.rule if entry is not None else None
 
     @functools.cached_property
     def _module_scope(self) -> names.Scope:
@@ -210,6 +211,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                       function=step.function, weights=steps.weights(step), count=len(step.run))
             return True
         if func.attr == "step" and id(call) not in self.steps.optimizers:
+            if id(call) in self.steps.unknown:
+                self.diag(self.site(func, loop.api), "RC344", api=api, receiver=self.src.segment(func.value))
             return True                   # a schedule's step(): the same on MindSpore's
         receiver = self.src.render_node(func.value)
         opening = self.src.text.index("(", self.src.end(func))

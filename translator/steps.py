@@ -67,6 +67,7 @@ class Steps:
     refused: dict[int, str] = field(default_factory=dict)     # id(the backward Call) -> why it has none
     optimizers: set[int] = field(default_factory=set)         # id(Call) of each X.step() on an optimizer
     left: set[int] = field(default_factory=set)               # id(Call) of zero_grad()/step() of a step left whole
+    unknown: set[int] = field(default_factory=set)            # id(Call) of a step() beside a step, on what is unknown
 
 
 def _calls_named(node: ast.AST, attr: str):
@@ -109,32 +110,40 @@ def _loaded(node: ast.AST) -> set[str]:
     return found
 
 
-def _optimizer_names(scope_node: ast.AST, tree: ast.Module, is_optimizer_call) -> list[str]:
-    """The optimizers `scope_node` steps, as written (`optimizer`, `self.opt`), in the order of their step()."""
-    zeroed = {ast.unparse(c.func.value) for c in _calls_named(scope_node, "zero_grad")}
-    built = set()
+def _built(tree: ast.Module, builds) -> dict[str, str]:
+    """What the file assigns from a call of an entry, as written (`optimizer`, `self.opt`) -> the entry's rule."""
+    found = {}
     for n in ast.walk(tree):
         if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Call) \
-                and is_optimizer_call(n.value):
+                and (rule := builds(n.value)) is not None:
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
-                built.add(ast.unparse(t))
+                found[ast.unparse(t)] = rule
+    return found
+
+
+def _optimizer_names(scope_node: ast.AST, built: dict[str, str]) -> list[str]:
+    """The optimizers `scope_node` steps, as written (`optimizer`, `self.opt`), in the order of their step(): one
+    built by an optimizer entry, or one the scope also calls zero_grad() on."""
+    zeroed = {ast.unparse(c.func.value) for c in _calls_named(scope_node, "zero_grad")}
     found: list[str] = []
     for call in _calls_named(scope_node, "step"):
         text = ast.unparse(call.func.value)
-        if (text in built or text in zeroed) and not call.args and not call.keywords and text not in found:
+        if (built.get(text) == "optimizer" or text in zeroed) and not call.args and not call.keywords \
+                and text not in found:
             found.append(text)
     return found
 
 
-def find(tree: ast.Module, src: Source, is_optimizer_call) -> Steps:
+def find(tree: ast.Module, src: Source, builds) -> Steps:
     """Each `<value>.backward()` statement of the file, with its step or the reason it has none.
-    `is_optimizer_call(call)`: does the call build an optimizer (an entry of rule optimizer)?"""
+    `builds(call)`: the rule of the entry the call builds with (optimizer, lr_schedule, ...), or None."""
     result = Steps()
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
             {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    built = _built(tree, builds)
     for scope in scopes:
-        optimizers = _optimizer_names(scope, tree, is_optimizer_call)
+        optimizers = _optimizer_names(scope, built)
         for call in _calls_named(scope, "step"):
             if ast.unparse(call.func.value) in optimizers:
                 result.optimizers.add(id(call))
@@ -155,6 +164,11 @@ def find(tree: ast.Module, src: Source, is_optimizer_call) -> Steps:
                 taken.add(name)
                 why.function = name
                 result.steps[id(call)] = why
+                # a step() on something neither stepped as an optimizer nor built as a schedule: say so
+                for c in _calls_named(scope, "step"):
+                    text = ast.unparse(c.func.value)
+                    if text not in optimizers and built.get(text) != "lr_schedule" and id(c) not in result.left:
+                        result.unknown.add(id(c))
     return result
 
 
@@ -345,8 +359,11 @@ def _bound_outside(scope: ast.AST, inside: set[int]) -> set[str]:
 
 
 def _after_setup(run: list[ast.stmt], tree: ast.Module, optimizers: list[str]) -> list[ast.stmt]:
-    """The run without the leading statements that build what it calls (`model = Net()`, calling nothing a variable
-    holds) or the optimizers it steps: they go before the function, so that what backward() is given is bound."""
+    """The run without its leading docstring and the leading statements that build what it calls (`model = Net()`,
+    calling nothing a variable holds) or the optimizers it steps: they go before the function, so that what
+    backward() is given is bound."""
+    while run and isinstance(run[0], ast.Expr) and isinstance(run[0].value, ast.Constant):
+        run = run[1:]             # a docstring (the function's own: it stays its __doc__) or a bare string
     called = {m.split(".")[0] for m in _called(run, set(), tree)}
     cut = 0
     for k, stmt in enumerate(run):
@@ -427,8 +444,8 @@ def _called(run: list[ast.stmt], assigned: set[str], tree: ast.Module) -> list[s
         for n in calls:
             callee = n.func
             chain = names.attribute_chain(callee)
-            if chain and len(chain) > 1 and chain[0] != "self":
-                callee = n.func.value                        # model.encode(x): the model
+            if chain and len(chain) > (2 if chain[0] == "self" else 1):
+                callee = n.func.value                        # model.encode(x), self.net.encode(x): the model
                 chain = names.attribute_chain(callee)
             if chain and chain[0] not in skip and (chain[0] != "self" or len(chain) > 1):
                 text = ".".join(chain)
