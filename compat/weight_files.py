@@ -167,7 +167,7 @@ def _read_torch(path: Path, key: str | None) -> Weights:
     state = _state_dict(path, obj, key, notes)
     arrays, dtypes = {}, {}
     for k, t in state.items():
-        arrays[k], dtypes[k] = _torch_array(t), str(t.dtype).replace("torch.", "")
+        arrays[k], dtypes[k] = _weights._torch_array(t), str(t.dtype).replace("torch.", "")
     return Weights(path, TORCH, arrays, dtypes, notes)
 
 
@@ -211,7 +211,7 @@ def _read_safetensors(path: Path) -> Weights:
         state = load_file(str(path))
     except (SafetensorError, OSError) as exc:
         raise WeightFileError(f"{path}: safetensors cannot read it: {exc}") from None
-    return Weights(path, TORCH, {k: _torch_array(t) for k, t in state.items()},
+    return Weights(path, TORCH, {k: _weights._torch_array(t) for k, t in state.items()},
                    {k: str(t.dtype).replace("torch.", "") for k, t in state.items()})
 
 
@@ -226,10 +226,6 @@ def _read_mindspore(path: Path) -> Weights:
     for k, p in state.items():
         arrays[k], dtypes[k] = _weights._ms_array(p), str(p.dtype).lower()
     return Weights(path, MINDSPORE, arrays, dtypes)
-
-
-def _torch_array(t) -> np.ndarray:
-    return _weights._torch_array(t)
 
 
 def write(path: str | os.PathLike, arrays: dict[str, np.ndarray], dtypes: dict[str, str]) -> None:
@@ -367,7 +363,7 @@ def _side(model) -> str:
 
 def _model_value(name: _Name) -> np.ndarray:
     t = name.value
-    return _torch_array(t) if hasattr(t, "detach") else _weights._ms_array(t)
+    return _weights._torch_array(t) if hasattr(t, "detach") else _weights._ms_array(t)
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ import builtins
 import re
 from dataclasses import dataclass, field
 
-from recompat.translator import names
+from recompat.translator import names, tree_index
 from recompat.translator.source import Source, statement_blocks
 
 _BOUNDARY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Return, ast.Global, ast.Nonlocal, ast.Import,
@@ -110,23 +110,22 @@ def _loaded(node: ast.AST) -> set[str]:
     return found
 
 
-def _built(tree: ast.Module, builds) -> dict[str, str]:
+def _built(idx, builds) -> dict[str, str]:
     """What the file assigns from a call of an entry, as written (`optimizer`, `self.opt`) -> the entry's rule."""
     found = {}
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Call) \
-                and (rule := builds(n.value)) is not None:
+    for n in idx.of(ast.Assign, ast.AnnAssign):
+        if isinstance(n.value, ast.Call) and (rule := builds(n.value)) is not None:
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                 found[ast.unparse(t)] = rule
     return found
 
 
-def _optimizer_names(scope_node: ast.AST, built: dict[str, str]) -> list[str]:
-    """The optimizers `scope_node` steps, as written (`optimizer`, `self.opt`), in the order of their step(): one
-    built by an optimizer entry, or one the scope also calls zero_grad() on."""
-    zeroed = {ast.unparse(c.func.value) for c in _calls_named(scope_node, "zero_grad")}
+def _optimizer_names(steps: list[ast.Call], zero_grads: list[ast.Call], built: dict[str, str]) -> list[str]:
+    """The optimizers stepped (`steps`: the scope's X.step() calls), as written (`optimizer`, `self.opt`), in the
+    order of their step(): one built by an optimizer entry, or one the scope also calls zero_grad() on."""
+    zeroed = {ast.unparse(c.func.value) for c in zero_grads}
     found: list[str] = []
-    for call in _calls_named(scope_node, "step"):
+    for call in steps:
         text = ast.unparse(call.func.value)
         if (built.get(text) == "optimizer" or text in zeroed) and not call.args and not call.keywords \
                 and text not in found:
@@ -138,13 +137,24 @@ def find(tree: ast.Module, src: Source, builds) -> Steps:
     """Each `<value>.backward()` statement of the file, with its step or the reason it has none.
     `builds(call)`: the rule of the entry the call builds with (optimizer, lr_schedule, ...), or None."""
     result = Steps()
-    taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
-            {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    scopes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    built = _built(tree, builds)
+    idx = tree_index.index(tree)       # the file's one index, shared with the passes: no walk of our own
+    loop_calls = [n for n in idx.of(ast.Call) if isinstance(n.func, ast.Attribute)
+                  and n.func.attr in ("backward", "step", "zero_grad")]
+    if not loop_calls:            # most model files: nothing of a training step
+        return result
+    taken = {n.id for n in idx.of(ast.Name)} | \
+            {n.name for n in idx.of(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)}
+    scopes = [tree] + [n for n in idx.of(ast.FunctionDef, ast.AsyncFunctionDef)
+                       if any(n.lineno <= c.lineno <= n.end_lineno for c in loop_calls)]
+    built = _built(idx, builds)
+
+    def calls(scope, attr: str) -> list[ast.Call]:     # X.attr(...) in the scope, its nested functions too
+        return [c for c in loop_calls if c.func.attr == attr
+                and (scope is tree or scope.lineno <= c.lineno <= scope.end_lineno)]
+
     for scope in scopes:
-        optimizers = _optimizer_names(scope, built)
-        for call in _calls_named(scope, "step"):
+        optimizers = _optimizer_names(calls(scope, "step"), calls(scope, "zero_grad"), built)
+        for call in calls(scope, "step"):
             if ast.unparse(call.func.value) in optimizers:
                 result.optimizers.add(id(call))
         for body, loop in _blocks(scope):
@@ -156,7 +166,7 @@ def find(tree: ast.Module, src: Source, builds) -> Steps:
                 if isinstance(why, str):
                     result.refused[id(call)] = why
                     # the step is left whole: its zero_grad() and step() as they are, never half-rewritten
-                    for c in (*_calls_named(scope, "step"), *_calls_named(scope, "zero_grad")):
+                    for c in (*calls(scope, "step"), *calls(scope, "zero_grad")):
                         result.optimizers.discard(id(c))
                         result.left.add(id(c))
                     continue
@@ -165,7 +175,7 @@ def find(tree: ast.Module, src: Source, builds) -> Steps:
                 why.function = name
                 result.steps[id(call)] = why
                 # a step() on something neither stepped as an optimizer nor built as a schedule: say so
-                for c in _calls_named(scope, "step"):
+                for c in calls(scope, "step"):
                     text = ast.unparse(c.func.value)
                     if text not in optimizers and built.get(text) != "lr_schedule" and id(c) not in result.left:
                         result.unknown.add(id(c))
