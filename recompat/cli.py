@@ -6,6 +6,7 @@ MindSpore nor the translator; `translate` loads only what translating needs.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -27,6 +28,7 @@ commands:
   report      render a run's JSON as a single-file HTML report
   demo        translate the example project, run it against torch, write the report
   weights     convert a weight file: torch state dict (.pt, .pth, .bin, .safetensors) <-> MindSpore .ckpt
+  job         run a torch training script and its MindSpore port N steps on one data stream, and judge them
 
 exit status: 0 done; 1 --check found changes; 2 a usage error, or a file that could
 not be processed (named on stderr with the reason, after all other files were done).
@@ -45,6 +47,7 @@ examples:
   recompat report sites.json -o sites.html     # render a --json file as HTML
   recompat demo
   recompat weights model.pt -o model.ckpt --model mynet_ms:Net(10)
+  recompat job train.py --steps 20 -- --epochs 1  # train.py against its translation, 20 steps
 
 `recompat COMMAND --help` tells more.
 """
@@ -446,6 +449,49 @@ def _weights_parser(sub) -> argparse.ArgumentParser:
     return w
 
 
+_JOB_EPILOG = """\
+Both scripts run in this process, each in an empty folder of its own (--cwd DIR: where
+their files are), as `python SCRIPT ARGS...` would; ARGS follow `--`. A step is an
+optimizer step; each side stops after --steps of them. torch's random draws and dropout
+masks are served to MindSpore's, and torch's initial weights are copied into MindSpore's
+model at its first call unless the torch script loads its own. The losses of every step
+and the final weights are judged by the round-off rule against a float64 run of the torch
+script (fixed tolerances where none can be made), and MindSpore's live tensors must not
+grow step after step where torch's do not.
+
+exit status: 0 the port trains as torch does; 1 it does not (the rows say where);
+2 the job could not start.
+
+examples:
+  recompat job train.py                              # against train.py translated
+  recompat job train.py --port ms/train.py --steps 50 -- --lr 0.01
+  recompat job train.py --port ms/train.py --cwd data/ --port-args "--load net.ckpt" -- --load net.pt
+  recompat job train.py --report job.html            # the loss curves (job.json beside it)
+"""
+
+
+def _job_parser(sub) -> argparse.ArgumentParser:
+    j = sub.add_parser(
+        "job", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_JOB_EPILOG,
+        help="run a torch training script and its MindSpore port N steps on one data stream, and judge them",
+        description="Run a torch training script and its MindSpore port for N optimizer steps each, on the same "
+                    "data from the same weights, and judge the losses, the final weights and the memory.")
+    j.add_argument("script", metavar="SCRIPT", help="the torch training script")
+    j.add_argument("--port", metavar="PORT", help="the MindSpore script (default: SCRIPT's folder translated with "
+                                                  "--scope model, in a temporary folder)")
+    j.add_argument("--steps", type=int, default=10, metavar="N", help="optimizer steps per side (default 10)")
+    j.add_argument("--cwd", metavar="DIR", help="run both scripts in DIR (default: an empty folder each)")
+    j.add_argument("--port-args", metavar="ARGS", default=None,
+                   help="the port's arguments, as one string (default: the torch script's)")
+    j.add_argument("--no-reference", dest="reference", action="store_const", const=None, default="auto",
+                   help="judge by fixed tolerances, without the float64 run")
+    j.add_argument("--json", dest="json_path", metavar="FILE", help="write the verdict as JSON")
+    j.add_argument("--report", metavar="FILE.html", help="write an HTML report (FILE.json beside it)")
+    j.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
+    j.add_argument("script_args", nargs="*", metavar="ARGS", help="the script's arguments, after --")
+    return j
+
+
 def _build(command: str | None = None) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The parser, and each command's own (main() parses a command's arguments again with it). `command`: the
     one about to run, when known; the demo's parser is whole only for demo (or None)."""
@@ -581,11 +627,42 @@ def _weights(args) -> int:
     return EXIT_OK if report.ok else EXIT_ERROR
 
 
+def _job(args) -> int:
+    import shlex
+
+    os.environ.setdefault("GLOG_v", "3")          # MindSpore's C++ log: errors only
+    from recompat.compat import jobs
+    from recompat.reports import ReportError, html, runs
+
+    page = beside = None
+    try:
+        if args.report:
+            page, beside = runs.paths(args.report)
+        port_argv = None if args.port_args is None else shlex.split(args.port_args)
+        report = jobs.prove_job(args.script, args.port, steps=args.steps, argv=args.script_args,
+                                port_argv=port_argv, cwd=args.cwd, reference=args.reference,
+                                progress=None if args.quiet else lambda text: print(f"recompat: {text}",
+                                                                                     file=sys.stderr))
+    except (jobs.JobError, ReportError, ValueError) as exc:
+        return _error(str(exc))
+    print(report if not args.quiet else str(report).splitlines()[0])
+    doc = report.to_dict()
+    from recompat.reports._io import write_atomic
+
+    for path in (args.json_path, beside):
+        if path:
+            write_atomic(path, json.dumps(doc, indent=1, default=str) + "\n")
+    if page:
+        html.write(doc, page, source=str(beside))
+        print(f"recompat: wrote {page}", file=sys.stderr)
+    return EXIT_OK if report.passed else 1
+
+
 # Each command: the function that adds its parser and the one that runs it, in the order --help lists them.
 _COMMANDS = {"translate": (_translate_parser, _translate), "test": (_test_parser, _test),
              "prove": (_prove_parser, _prove), "verify-table": (_table_parser, _verify_table),
              "docs": (_docs_parser, _docs), "report": (_report_parser, _report),
-             "demo": (_demo_parser, _demo), "weights": (_weights_parser, _weights)}
+             "demo": (_demo_parser, _demo), "weights": (_weights_parser, _weights), "job": (_job_parser, _job)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,7 +32,7 @@ from recompat.constants import SUITE_CHECKS, TRAINING_PARTED
 from ._io import ReportError, write_atomic
 
 TEMPLATES = Path(__file__).parent / "templates"
-KINDS = ("translation", "suite", "mappings", "demo", "table")
+KINDS = ("translation", "suite", "mappings", "demo", "table", "job")
 _SITE_RANK = {"error": 0, "manual": 1, "partial": 2, "converted": 3, "unchanged": 4}
 _CASE_RANK = {"failed": 0, "missed": 0, "known": 1, "skipped": 2, "passed": 3, "caught": 3}
 _MODEL_RANK = {"failed": 0, "mismatch": 1, "not-translated": 2, "agree": 3}
@@ -49,6 +49,8 @@ def kind_of(doc: dict) -> str | None:
         return "mappings"
     if kind == "recompat-table":
         return "table"
+    if kind == "recompat-job":
+        return "job"
     if kind == "recompat-translate" or (doc.get("tool") == "recompat" and "files" in doc and "summary" in doc):
         return "translation"
     return None
@@ -72,10 +74,11 @@ def render(doc: dict, *, source: str = "JSON") -> str:
     if kind is None:
         raise ReportError(f"{source}: not a recompat JSON — expected what `recompat translate --json`, "
                           "`recompat test --json`, `recompat docs` (docs/mappings.json, docs/table.json), "
-                          "`recompat verify-table --json` or `recompat demo` (out/demo/report.json) writes")
+                          "`recompat verify-table --json`, `recompat job --json` or `recompat demo` (out/demo/report.json) "
+                          "writes")
     try:
         model, title = {"translation": _translation, "suite": _suite, "mappings": _mappings, "demo": _demo,
-                        "table": _table}[kind](doc)
+                        "table": _table, "job": _job}[kind](doc)
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ReportError(f"{source}: a {kind} JSON without the fields its report needs "
                           f"({type(exc).__name__}: {exc}) — write it again with this recompat") from None
@@ -464,6 +467,17 @@ def _training_line(t: dict | None) -> str:
     return (f"{t['steps']} training steps ({', '.join((t.get('pieces') or {}).values())}): "
             f"{t['steps'] - t.get('failed_steps', 0)} of {t['steps']} within the tolerance, judged by "
             f"{t.get('verdict', '?')}{where}")
+
+
+def _job(doc: dict):
+    runs = [dict(side=side, script=r["script"], steps=r["steps"], seconds=r["seconds"], error=r["error"],
+                 output=r["output"], models=", ".join(r["models"]) or "none")
+            for side, r in doc["runs"].items()]
+    status = "passed" if doc["passed"] else "failed"
+    model = dict(torch_script=doc["torch_script"], port=doc["port"], steps=doc["steps"], verdict=doc["verdict"],
+                 status=status, runs=runs, rows=_compare_rows(doc), curves=_curves(doc["training"]),
+                 failed=sum(not r.get("passed") for r in doc["rows"]))
+    return model, f"recompat job: {Path(doc['torch_script']).name} — {status}"
 
 
 def _demo(doc: dict):
