@@ -170,3 +170,18 @@ def test_the_command_prints_the_verdict_and_writes_the_report(tmp_path):
     assert "<svg" in page and "float64" in page
     doc = json.loads(out.with_suffix(".json").read_text())
     assert doc["kind"] == "recompat-job" and doc["passed"] and doc["runs"]["MindSpore"]["steps"] == 3
+
+
+HAND = Path(__file__).parent / "data" / "jobs"
+
+
+def test_a_port_written_by_hand_the_mindspore_way_is_judged_too(tmp_path):
+    """value_and_grad and optimizer(grads) in the port, no recompat in it: the steps, losses and models are seen
+    where MindSpore code has them."""
+    report = prove_job(HAND / "regressor.py", HAND / "regressor_ms.py", steps=6)
+    assert report.passed, str(report)
+    assert report.runs[jobs.MINDSPORE].steps == 6 and [len(ls) for ls in report.runs[jobs.MINDSPORE].losses] == [1] * 6
+    planted = tmp_path / "regressor_ms.py"
+    planted.write_text((HAND / "regressor_ms.py").read_text().replace("momentum=0.9", "momentum=0.8"))
+    report = prove_job(HAND / "regressor.py", planted, steps=6)
+    assert _names(report)[0] == "step 3 loss", str(report)      # momentum shows from the second update on
