@@ -59,7 +59,7 @@ import warnings
 
 from recompat.grads import backward, clip_grad_norm_, clip_grad_value_, grad, optimizer_step, zero_grad
 
-__all__ = ["add_child", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "randint", "save", "load", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled",
+__all__ = ["add_child", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "randint", "save", "load", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled", "requires_grad",
            "layer_norm", "LayerNorm", "layer_tensor", "log1p", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
@@ -887,6 +887,20 @@ def is_grad_enabled() -> bool:
     from mindspore.common.api import _pynative_executor
 
     return bool(_pynative_executor.enable_grad())
+
+
+def requires_grad(tensor) -> bool:
+    """torch's ``tensor.requires_grad`` on MindSpore, whose Tensor keeps no such flag: a Parameter's own
+    ``requires_grad``; a floating tensor: whether gradients are recorded (is_grad_enabled), torch's answer for a
+    value computed from parameters that require them; an integer or bool tensor: False, as torch's (it cannot
+    have a gradient). What differs: the mode when it is read counts, not when the tensor was made: a floating
+    tensor made from data alone (an input batch), or under no_grad and read after it, requires none in torch,
+    while here it is taken to wherever gradients are recorded."""
+    import mindspore
+
+    if isinstance(tensor, mindspore.Parameter):
+        return bool(tensor.requires_grad)
+    return bool(mindspore.ops.is_floating_point(tensor)) and is_grad_enabled()
 
 
 def finfo(type=None):  # noqa: A002 - torch's name

@@ -919,6 +919,13 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         site = self.site(node, source)
         if not entry.proven:
             return self.diag(site, "RC302", api=source, id=entry.id)
+        if target.startswith(RUNTIME_MODULE + "."):   # `x.requires_grad` -> requires_grad(x): MindSpore has none
+            name = target.rsplit(".", 1)[1]
+            self.targets.add(target)
+            self.src.insert(self.src.start(node.value), runtime(name) + "(")
+            self.src.replace(self.src.end(node.value), self.src.end(node), ")")
+            return self.diag(site, "RC345", source=source, target=name, receiver=self.src.segment(node.value),
+                             id=entry.id)
         new = target.rsplit(".", 1)[1]
         if new != node.attr:
             end = self.src.end(node)
