@@ -479,7 +479,8 @@ def _loss_rows(runs: dict[str, SideRun], reference: bool) -> list[CompareRow]:
         if len(tl) != len(ml):
             rows.append(CompareRow.verdict(
                 name, "output", False, f"torch differentiates {len(tl)} loss(es) in step {k + 1}, MindSpore "
-                f"{len(ml)}: the port accumulates gradients otherwise (a backward per micro-batch before one step)"))
+                f"{len(ml)}: the port accumulates gradients otherwise (a backward per micro-batch before one step), or "
+                "takes a step torch skips (a loss scaler's, on an overflow) or skips one torch takes"))
             continue
         results = {side: RunResult(side) for side in (TORCH, MINDSPORE, REFERENCE)}
         for side, dtype in ((TORCH, np.float32), (MINDSPORE, np.float32), (REFERENCE, np.float64)):
@@ -487,7 +488,7 @@ def _loss_rows(runs: dict[str, SideRun], reference: bool) -> list[CompareRow]:
                 for j, value in enumerate(runs[side].losses[k]):
                     results[side].add(name if len(tl) == 1 else f"{name} {j + 1}", "output", dtype(value))
         report = compare_results(results[TORCH], results[MINDSPORE],
-                                 reference=results[REFERENCE] if reference else None,
+                                 reference=results[REFERENCE] if reference else None, equal_nan=True,
                                  floor_ulps=FLOOR_ULPS * (k + 1), check_reference=False)
         rows += report.rows
     return rows
@@ -518,7 +519,7 @@ def _state_rows(runs: dict[str, SideRun], reference: bool, steps: int) -> list[C
             if name in tensors:
                 results[REFERENCE].add(prefix + name, kind, tensors[name].detach().cpu().numpy())
     report = compare_results(results[TORCH], results[MINDSPORE], reference=results[REFERENCE] if reference else None,
-                             floor_ulps=FLOOR_ULPS * steps, check_reference=False)
+                             equal_nan=True, floor_ulps=FLOOR_ULPS * steps, check_reference=False)
     for row in report.rows:
         row.name = f"final {row.name}"
     return rows + report.rows
@@ -560,8 +561,13 @@ def _unlike(runs: dict[str, SideRun]) -> str:
         return "no float64 run was asked for"
     if r.error:
         return f"the float64 run failed ({r.error.strip().splitlines()[-1]})"
-    if r.steps != t.steps or [len(x) for x in r.losses] != [len(x) for x in t.losses]:
-        return f"the float64 run took {r.steps} steps, torch {t.steps}, or differentiated other losses"
+    if r.steps != t.steps:
+        return f"the float64 run took {r.steps} steps, torch {t.steps}"
+    counts = [(k, len(a), len(b)) for k, (a, b) in enumerate(zip(t.losses, r.losses), 1) if len(a) != len(b)]
+    if counts:
+        k, a, b = counts[0]
+        return (f"in step {k} the float64 run differentiated {b} loss(es), torch {a} (a step skipped on one side: "
+                "a loss scaler's overflow, which float64 does not reach)")
     if [type(x).__name__ for x in r.models] != [type(x).__name__ for x in t.models]:
         return "the float64 run called other models than torch"
     if t.steps and t.losses[0]:
@@ -662,7 +668,8 @@ def prove_job(torch_script, port=None, *, steps: int = 10, argv: Sequence[str] =
     why = _unlike(runs)
     use_reference = not why
     rows = _run_rows(runs, steps) + _loss_rows(runs, use_reference)
-    if runs[TORCH].models and runs[MINDSPORE].models:
+    failed = any(runs[side].error for side in (TORCH, MINDSPORE))    # then the weights stand mid-job: not judged
+    if runs[TORCH].models and runs[MINDSPORE].models and not failed:
         rows += _state_rows(runs, use_reference, min(runs[TORCH].steps, runs[MINDSPORE].steps))
     rows.append(memory_row(runs))
     rule = "the round-off rule against a float64 run of torch's script" if use_reference else \

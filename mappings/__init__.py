@@ -94,6 +94,7 @@ class Entry:
     holding_none: dict | None = None  # api_class: {"mindspore", "why"}: the target where the code shows None in it
     fallback_for: str | None = None   # the entry of the same torch API it stands in for where that one cannot carry a call
     runtime: str | None = None        # grad_clip: what translation writes, with torch's arguments (recompat.runtime's)
+    steps_optimizer: bool = False     # api_class: its step(optimizer) steps that optimizer (a GradScaler)
     table_row: str | None = None      # made from the mapping table's verified row (table_entries): its evidence
     domain: tuple[tuple[str, str], ...] = ()   # the parts of its domain its counterpart differs on (DOMAIN_FILE)
 

@@ -33,7 +33,7 @@ import inspect
 import math
 import warnings
 
-__all__ = ["backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "zero_grad"]
+__all__ = ["GradScaler", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "zero_grad"]
 
 _GRADS: dict[int, tuple] = {}      # id(parameter) -> (parameter, its accumulated gradient)
 
@@ -160,3 +160,102 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
 
     for p in _with_grads(parameters):
         _GRADS[id(p)] = (p, ops.clamp(_GRADS[id(p)][1], -float(clip_value), float(clip_value)))
+
+
+class GradScaler:
+    """torch.amp.GradScaler (and torch.cuda.amp's) on the .grad this module keeps, with torch's arguments and
+    methods: ``scale(loss)`` multiplies by the scale, ``backward`` then accumulates scaled gradients,
+    ``unscale_(optimizer)`` divides its parameters' gradients by the scale and notes whether any is inf or NaN,
+    ``step(optimizer)`` unscales if not done yet and steps unless one was (torch skips that step), ``update()``
+    halves the scale after a skipped step (``backoff_factor``) and doubles it after ``growth_interval`` steps
+    without one (``growth_factor``). What differs: torch disables a CUDA scaler where CUDA is missing (it warns);
+    this one scales as ``enabled`` says on any device (a power of two: the same gradients, but where they
+    overflow)."""
+
+    def __init__(self, device: str = "cuda", init_scale: float = 65536.0, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
+        if growth_factor <= 1.0 or not 0.0 < backoff_factor < 1.0 or growth_interval < 1:
+            raise ValueError(f"GradScaler: growth_factor must be > 1 ({growth_factor}), backoff_factor in (0, 1) "
+                             f"({backoff_factor}) and growth_interval >= 1 ({growth_interval}), as torch's")
+        self._enabled = bool(enabled)
+        self._scale = float(init_scale)
+        self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)
+        self._growth_interval, self._growth_tracker = int(growth_interval), 0
+        self._unscaled: dict[int, bool] = {}       # id(optimizer) -> found inf or NaN, once unscaled this step
+
+    def is_enabled(self) -> bool:
+        return self._enabled
+
+    def get_scale(self) -> float:
+        return self._scale if self._enabled else 1.0
+
+    def scale(self, outputs):
+        """The outputs times the scale (a tensor, or a list or tuple of them); as they are when disabled."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        return outputs * self._scale
+
+    def unscale_(self, optimizer) -> None:
+        """The optimizer's gradients divided by the scale, in place, once per step (torch raises on a second)."""
+        from mindspore import ops
+
+        if not self._enabled:
+            return
+        if id(optimizer) in self._unscaled:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        inverse, found = 1.0 / self._scale, False
+        for p in _with_grads(optimizer):
+            g = _GRADS[id(p)][1]
+            found = found or not bool(ops.isfinite(g).all())
+            _GRADS[id(p)] = (p, g * inverse)
+        self._unscaled[id(optimizer)] = found
+
+    def step(self, optimizer, *args, **kwargs):
+        """optimizer_step(optimizer), unless its unscaled gradients hold an inf or NaN (then nothing: torch skips
+        the step). Returns None, as torch's does for an optimizer step without a closure."""
+        if args or kwargs:
+            raise RuntimeError("GradScaler.step: a closure is not supported (torch's neither)")
+        if not self._enabled:
+            return optimizer_step(optimizer)
+        if id(optimizer) not in self._unscaled:
+            self.unscale_(optimizer)
+        if not self._unscaled[id(optimizer)]:
+            optimizer_step(optimizer)
+        return None
+
+    def update(self, new_scale=None) -> None:
+        """The scale for the next step: ``new_scale`` if given; else halved (backoff_factor) after a skipped step,
+        doubled (growth_factor) after growth_interval steps in a row without one."""
+        if not self._enabled:
+            return
+        if new_scale is not None:
+            self._scale = float(new_scale)
+        elif any(self._unscaled.values()):
+            self._scale *= self._backoff_factor
+            self._growth_tracker = 0
+        elif not self._unscaled:
+            raise AssertionError("No inf checks were recorded prior to update.")   # torch's words
+        else:
+            self._growth_tracker += 1
+            if self._growth_tracker == self._growth_interval:
+                self._scale *= self._growth_factor
+                self._growth_tracker = 0
+        self._unscaled = {}
+
+    def state_dict(self) -> dict:
+        if not self._enabled:
+            return {}
+        return {"scale": self._scale, "growth_factor": self._growth_factor, "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval, "_growth_tracker": self._growth_tracker}
+
+    def load_state_dict(self, state: dict) -> None:
+        if not self._enabled:
+            return
+        if not state:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved from a disabled "
+                               "instance of GradScaler.")
+        self._scale = float(state["scale"])
+        self._growth_factor, self._backoff_factor = float(state["growth_factor"]), float(state["backoff_factor"])
+        self._growth_interval, self._growth_tracker = int(state["growth_interval"]), int(state["_growth_tracker"])

@@ -57,9 +57,9 @@ import math
 import string
 import warnings
 
-from recompat.grads import backward, clip_grad_norm_, clip_grad_value_, grad, optimizer_step, zero_grad
+from recompat.grads import GradScaler, backward, clip_grad_norm_, clip_grad_value_, grad, optimizer_step, zero_grad
 
-__all__ = ["add_child", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "randint", "save", "load", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled", "requires_grad",
+__all__ = ["add_child", "autocast", "GradScaler", "backward", "clip_grad_norm_", "clip_grad_value_", "grad", "optimizer_step", "randint", "save", "load", "zero_grad", "as_tensor", "assign", "binary_cross_entropy", "einsum", "expm1", "initialized", "is_grad_enabled", "requires_grad",
            "layer_norm", "LayerNorm", "layer_tensor", "log1p", "logsigmoid", "logsumexp", "ModuleDict", "ModuleList", "no_grad", "RMSNorm", "roll",
            "scaled_dot_product_attention", "Softmax", "softmax", "tensor_any", "tensor_to", "tensor_type_as", "tensor_unflatten", "torch_signature",
            "UniformBetween"]
@@ -887,6 +887,30 @@ def is_grad_enabled() -> bool:
     from mindspore.common.api import _pynative_executor
 
     return bool(_pynative_executor.enable_grad())
+
+
+class autocast:  # noqa: N801 - torch's name
+    """torch.autocast (torch.amp.autocast, torch.cuda.amp.autocast) on MindSpore, which has no such context: a
+    context and a decorator that changes nothing, so the region computes in its tensors' own dtypes. torch runs
+    the ops its autocast lists (matmul, convolution, linear) in ``dtype`` there: where that is float16 or
+    bfloat16, the values differ by that precision (this side keeps float32's). MindSpore's mixed precision is
+    the network's own: mindspore.amp.auto_mixed_precision(net, "O2", dtype)."""
+
+    def __init__(self, device_type: str = "cuda", dtype=None, enabled: bool = True, cache_enabled=None):
+        self.device_type, self.dtype, self.enabled = device_type, dtype, enabled
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+    def __call__(self, function):
+        @functools.wraps(function)
+        def run(*args, **kwargs):
+            with self:
+                return function(*args, **kwargs)
+        return run
 
 
 def requires_grad(tensor) -> bool:

@@ -151,3 +151,64 @@ def test_a_loss_made_outside_the_function_is_warned_of():
     with pytest.warns(RuntimeWarning, match="every gradient is exactly zero"):
         grads.backward(lambda: (out ** 2).mean(), m)
     grads.zero_grad(m)
+
+
+# ------------------------------------------------------------------------------------------------ GradScaler
+
+def _scaled_loop(blow_up: set[int], scaler_kwargs: dict, steps: int = 6, clip: float | None = 0.5):
+    """torch.amp.GradScaler('cpu') and recompat.runtime's, statement for statement: scale, backward, unscale_,
+    clip, step, update; on the steps in ``blow_up`` the loss is multiplied until its scaled gradients overflow."""
+    t, m = _pair()
+    topt = torch.optim.SGD(t.parameters(), lr=0.1, momentum=0.9)
+    mopt = msoptim.SGD(m.trainable_params(), lr=0.1, momentum=0.9)
+    tscaler = torch.amp.GradScaler("cpu", **scaler_kwargs)
+    mscaler = grads.GradScaler("cpu", **scaler_kwargs)
+    tloss, mloss = torch.nn.CrossEntropyLoss(), msnn.CrossEntropyLoss()
+    scales = []
+    for i, (x, y) in enumerate(_batches(steps)):
+        factor = 1e38 if i in blow_up else 1.0
+        topt.zero_grad()
+        tscaler.scale(tloss(t(torch.from_numpy(x)), torch.from_numpy(y)) * factor).backward()
+        grads.zero_grad(mopt)
+        grads.backward(lambda: mscaler.scale(mloss(m(ms.Tensor(x)), ms.Tensor(y, ms.int32)) * factor), m, mopt)
+        if clip is not None:
+            tscaler.unscale_(topt)
+            torch.nn.utils.clip_grad_norm_(t.parameters(), clip)
+            mscaler.unscale_(mopt)
+            grads.clip_grad_norm_(m.trainable_params(), clip)
+        tscaler.step(topt)
+        mscaler.step(mopt)
+        tscaler.update()
+        mscaler.update()
+        scales.append((tscaler.get_scale(), mscaler.get_scale()))
+        _same(t, m, f"step {i + 1}")
+    return scales, tscaler, mscaler
+
+
+@pytest.mark.parametrize("blow_up, kwargs", [
+    (set(), {"init_scale": 1024.0, "growth_interval": 2}),            # the scale doubles every 2 clean steps
+    ({1, 2}, {"init_scale": 2.0 ** 16, "growth_interval": 3}),         # two skipped steps: halved twice
+    ({0}, {"init_scale": 8.0, "backoff_factor": 0.25, "growth_factor": 4.0, "growth_interval": 1}),
+    (set(), {"enabled": False}),                                       # disabled: plain steps, a scale of 1
+], ids=["growth", "two skipped steps", "own factors", "disabled"])
+def test_grad_scaler_scales_skips_and_updates_as_torchs_does(blow_up, kwargs):
+    scales, tscaler, mscaler = _scaled_loop(blow_up, kwargs, clip=None if not kwargs.get("enabled", True) else 0.5)
+    assert [a for a, _ in scales] == [b for _, b in scales]
+    assert mscaler.state_dict() == tscaler.state_dict()
+    if blow_up and kwargs.get("enabled", True):
+        assert min(a for a, _ in scales) < kwargs["init_scale"]       # the planted infs were seen and skipped
+
+
+def test_grad_scaler_refuses_what_torchs_refuses():
+    scaler = grads.GradScaler("cpu")
+    with pytest.raises(AssertionError, match="No inf checks were recorded"):
+        scaler.update()
+    m = msnn.Dense(2, 1)
+    opt = msoptim.SGD(m.trainable_params(), lr=0.1)
+    grads.backward(lambda: scaler.scale(m(ops.ones((1, 2))).sum()), m, opt)
+    scaler.unscale_(opt)
+    with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called"):
+        scaler.unscale_(opt)
+    with pytest.raises(ValueError, match="growth_factor must be > 1"):
+        grads.GradScaler(growth_factor=1.0)
+    grads.zero_grad(opt)

@@ -185,3 +185,22 @@ def test_a_port_written_by_hand_the_mindspore_way_is_judged_too(tmp_path):
     planted.write_text((HAND / "regressor_ms.py").read_text().replace("momentum=0.9", "momentum=0.8"))
     report = prove_job(HAND / "regressor.py", planted, steps=6)
     assert _names(report)[0] == "step 3 loss", str(report)      # momentum shows from the second update on
+
+
+def test_a_job_with_loss_scaling_passes_and_one_that_steps_past_the_scaler_fails(tmp_path):
+    """GradScaler and autocast translated (recompat.runtime's): the overflowing step is skipped on both sides,
+    its inf loss the same on both; a port that steps the optimizer itself takes that step and fails. float64
+    never overflows, so fixed tolerances judge, and the verdict says why."""
+    script = HAND / "scaled.py"
+    report = prove_job(script, steps=8)
+    assert report.passed, str(report)
+    assert "a loss scaler's overflow" in report.verdict
+    losses = report.runs[jobs.MINDSPORE].losses
+    assert len(losses[4]) == 2 and not np.isfinite(losses[4][0])       # the skipped step's loss goes to the next
+    port = jobs.translate_script(script, tmp_path / "ms").read_text()
+    planted = _planted(tmp_path, port.replace("from recompat.runtime import ", "from recompat.runtime import "
+                                              "optimizer_step, "), "    scaler.step(optimizer)",
+                       "    optimizer_step(optimizer)")
+    report = prove_job(script, planted, steps=8)
+    assert _names(report)[0] == "step 5 loss", str(report)
+    assert "takes a step torch skips" in report.failures[0].message

@@ -381,3 +381,36 @@ def test_a_docstring_stays_the_functions_and_an_unknown_step_is_told():
     assert "backward(forward_fn, self.network, self.loss_fn)" in out and "self._optimizer.step()" in out
     told = [d for (c, _), d in diags.items() if c == "RC344"]
     assert len(told) == 1 and told[0].status == "partial" and "optimizer_step(self._optimizer)" in told[0].message
+
+
+AMP = textwrap.dedent("""\
+    import torch
+    from torch import nn
+
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.cuda.amp.GradScaler(1024.0, enabled=True)
+
+
+    def train(x, y):
+        with torch.autocast(device_type="cuda", dtype=torch.float16):
+            loss = ((model(x) - y) ** 2).mean()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+    """)
+
+
+def test_a_scaled_step_differentiates_the_scaled_loss_and_the_scaler_steps_the_optimizer():
+    out, diags = translate(AMP)
+    assert "scaler = GradScaler(init_scale=1024.0, enabled=True)" in out     # by name: device comes first there
+    assert "        return scaler.scale(loss)\n    backward(forward_fn, model, optimizer)" in out
+    for kept in ("scaler.unscale_(optimizer)", "scaler.step(optimizer)", "scaler.update()"):
+        assert f"\n    {kept}\n" in out                                        # recompat.runtime.GradScaler's own
+    assert "optimizer_step" not in out and "RC344" not in {code for code, _ in diags}
+    assert 'with autocast(device_type="cuda"):' in out
+    dropped = [d for (code, _), d in diags.items() if code == "RC306"]
+    assert len(dropped) == 1 and "no autocast region" in dropped[0].message

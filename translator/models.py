@@ -181,11 +181,14 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             steps.rewrite(self.src, step, runtime("backward"))
 
     def _built_by(self, call: ast.Call) -> str | None:
-        """The rule of the entry `call` builds with (optimizer, lr_schedule, ...), by the module's imports."""
+        """The rule of the entry `call` builds with (optimizer, lr_schedule, ...), by the module's imports;
+        steps.GRAD_SCALER for a class whose step(optimizer) steps that optimizer."""
         chain = names.attribute_chain(call.func)
         q = self._module_scope.qualname(chain[0]) if chain else None
         entry = self.table.get(self.framework.public_name(".".join([q, *chain[1:]]))) if q else None
-        return entry.rule if entry is not None else None
+        if entry is None:
+            return None
+        return steps.GRAD_SCALER if entry.steps_optimizer else entry.rule
 
     @functools.cached_property
     def _module_scope(self) -> names.Scope:
@@ -939,9 +942,11 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
         self.diag(self.site(attr, entry.names(self.frm)[0]), "RC300", source=f".{attr.attr}", target=f".{new}")
 
     def _plainly_no_value(self, node: ast.AST) -> bool:
-        """A receiver no tensor or layer method is called on: outside a function, a literal, self, cls, a module,
-        a class or function the file defines (`_GridPull.apply(...)`: an autograd.Function's)."""
-        return self.func is None or isinstance(node, _LITERAL_RECEIVERS) or (isinstance(node, ast.Name) and (
+        """A receiver no tensor or layer method is called on: in a class body outside its methods, a literal,
+        self, cls, a module, a class or function the file defines (`_GridPull.apply(...)`: an autograd.Function's).
+        At module level as in a function: a training script's loop is often there (`model.parameters()`)."""
+        in_class_body = self.func is None and self.cls is not None
+        return in_class_body or isinstance(node, _LITERAL_RECEIVERS) or (isinstance(node, ast.Name) and (
             node.id in ("self", "cls") or self.scope.qualname(node.id) is not None
             or (found := self.scope.lookup(node.id)) is not None
             and found.kinds.get(node.id) in (names.CLASS, names.FUNCTION)))

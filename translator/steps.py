@@ -42,6 +42,7 @@ from recompat.translator.source import Source, statement_blocks
 _BOUNDARY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Return, ast.Global, ast.Nonlocal, ast.Import,
              ast.ImportFrom, ast.Delete)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+GRAD_SCALER = "grad_scaler"   # what a file builds with an entry marked steps_optimizer (models.py's _built_by)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
 _NEWLINE_BEFORE_TEXT = re.compile(r"(\r\n|\r|\n)(?=[^\r\n])")
@@ -120,15 +121,27 @@ def _built(idx, builds) -> dict[str, str]:
     return found
 
 
+def _scaler_step(call: ast.Call, built: dict[str, str]) -> str | None:
+    """`scaler.step(optimizer)` on what the file builds as a grad scaler: the optimizer it steps, as written."""
+    if built.get(ast.unparse(call.func.value)) == GRAD_SCALER and len(call.args) == 1 and not call.keywords:
+        return ast.unparse(call.args[0])
+    return None
+
+
 def _optimizer_names(steps: list[ast.Call], zero_grads: list[ast.Call], built: dict[str, str]) -> list[str]:
     """The optimizers stepped (`steps`: the scope's X.step() calls), as written (`optimizer`, `self.opt`), in the
-    order of their step(): one built by an optimizer entry, or one the scope also calls zero_grad() on."""
+    order of their step(): one built by an optimizer entry, or one the scope also calls zero_grad() on, or the one
+    a grad scaler steps (`scaler.step(optimizer)`)."""
     zeroed = {ast.unparse(c.func.value) for c in zero_grads}
     found: list[str] = []
     for call in steps:
         text = ast.unparse(call.func.value)
-        if (built.get(text) == "optimizer" or text in zeroed) and not call.args and not call.keywords \
-                and text not in found:
+        stepped = _scaler_step(call, built)
+        if stepped is not None:
+            text = stepped
+        elif not ((built.get(text) == "optimizer" or text in zeroed) and not call.args and not call.keywords):
+            continue
+        if text not in found:
             found.append(text)
     return found
 
@@ -177,7 +190,8 @@ def find(tree: ast.Module, src: Source, builds) -> Steps:
                 # a step() on something neither stepped as an optimizer nor built as a schedule: say so
                 for c in calls(scope, "step"):
                     text = ast.unparse(c.func.value)
-                    if text not in optimizers and built.get(text) != "lr_schedule" and id(c) not in result.left:
+                    if text not in optimizers and built.get(text) not in ("lr_schedule", GRAD_SCALER) \
+                            and id(c) not in result.left:
                         result.unknown.add(id(c))
     return result
 

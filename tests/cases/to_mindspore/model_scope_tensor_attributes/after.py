@@ -9,8 +9,8 @@ class Net(nn.Cell):
     def construct(self, x):
         batch, width = x.shape
         h = self.fc(x)
-        # recompat: RC301 torch.Tensor.requires_grad is outside the core API set recompat translates: left as it is; port it by hand
-        if h.requires_grad and x.ndim == 2:
+        # recompat: RC301 torch.Tensor.grad_fn is outside the core API set recompat translates: left as it is; port it by hand
+        if h.grad_fn is not None and x.ndim == 2:
             h = h * 2
         return h.T
 
