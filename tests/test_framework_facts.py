@@ -1236,3 +1236,12 @@ def test_every_attribute_torchs_layer_keeps_is_where_its_entry_says_on_mindspore
 def test_the_probes_cover_every_layer_pair_with_attributes():
     listed = {e.id for e in mappings.default().layer_pairs if e.attributes}
     assert listed <= set(LAYER_PROBES), listed - set(LAYER_PROBES)
+
+
+def test_a_one_element_tensor_takes_a_format_spec_in_torch_and_not_in_mindspore(pynative):
+    """Why a translated f"{loss:.4f}" formats float(loss) (RC346): torch formats a one-element tensor as its
+    number, MindSpore 2.10 raises; float() of either formats alike."""
+    assert f"{torch.tensor(2.5):.3f}" == "2.500"
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{Tensor(2.5):.3f}"
+    assert f"{float(Tensor(2.5)):.3f}" == f"{float(torch.tensor(2.5)):.3f}" == "2.500"

@@ -38,7 +38,19 @@ RUNTIME_INITIALIZED = "initialized"
 RUNTIME_LAYER_TENSOR = "layer_tensor"
 # ... for torch's in-place tensor methods, computed out of place and written back (form: assigned)
 RUNTIME_ASSIGN = "assign"
+_FLOAT_FORMATS = frozenset("eEfFgG%")     # a format spec's types that format a number as a float
 _LITERAL_RECEIVERS = (ast.Constant, ast.JoinedStr, ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp)
+
+
+def _keyed_members(arg: ast.AST) -> list[tuple[str, ast.AST]]:
+    """(key, value) of a dict a container by key is given: `dict(k=v, ...)` or `{"k": v, ...}`; [] for anything
+    else (a name, a comprehension: known only when it runs)."""
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "dict" and not arg.args:
+        return [(k.arg, k.value) for k in arg.keywords if k.arg is not None]
+    if isinstance(arg, ast.Dict):
+        return [(k.value, v) for k, v in zip(arg.keys, arg.values)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value.isidentifier()]
+    return []
 
 
 def target(qual: str) -> str:
@@ -522,6 +534,9 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 base, own = self._layer_base(self.cls)
                 return base if attr not in own else None
             return self._narrowed.get(receiver.id)
+        if isinstance(receiver, ast.Attribute) and names.is_self_attr(receiver.value) and self.frm == "torch" \
+                and self.cls is not None:     # self.X.key: a member of a container by key (ModuleDict)
+            return self._self_layers(self.cls).get(f"{receiver.value.attr}.{receiver.attr}")
         if not (self.frm == "torch" and names.is_self_attr(receiver) and self.cls is not None):
             return None
         return self._self_layers(self.cls).get(receiver.attr)
@@ -555,8 +570,21 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
             if len(calls) == len(values) and entries and all(e is not None and e.tensors is not None
                                                               for e in entries):
                 layers[attr] = (" or ".join(self.src.segment(c.func) for c in calls), entries)
+            elif len(values) == 1 and self._keyed_container(values[0]):
+                # nn.ModuleDict(dict(wpe=nn.Embedding(...))): self.X.wpe is that layer
+                for key, member in _keyed_members(values[0].args[0]):
+                    entry = self.table.get(self.qualname(member.func)[0] or "") if isinstance(member, ast.Call) \
+                        else None
+                    if entry is not None and entry.tensors is not None:
+                        layers[f"{attr}.{key}"] = (self.src.segment(member.func), (entry,))
         self._layers_by_class[id(cls)] = layers
         return layers
+
+    def _keyed_container(self, value: ast.AST) -> bool:
+        """A call of a container of layers by key (ModuleDict) given them in its one argument."""
+        qual = self.qualname(value.func)[0] if isinstance(value, ast.Call) else None
+        return qual is not None and qual.rsplit(".", 1)[1] in self.framework.mappings \
+            and len(value.args) == 1 and not value.keywords
 
     def _narrowed_attribute(self, node: ast.Attribute) -> bool:
         """m.weight where m is narrowed to layer classes that hold it elsewhere (or self.bn.weight where self.bn is
@@ -626,6 +654,22 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
                 self._unknown(node, f"{self.framework.tensor_class}.{node.attr}", None)
             else:
                 RULES.handler(entry.rule, "attribute")(self, node, entry)
+        self.generic_visit(node)
+
+    def visit_FormattedValue(self, node: ast.FormattedValue):
+        """f"{loss:.4f}": MindSpore's Tensor takes no format spec, torch formats a one-element tensor as its number:
+        a value formatted as a float (e, f, g, %) is given as float(value), which formats a number the same."""
+        spec = node.format_spec
+        if (self.to == "mindspore" and spec is not None and len(spec.values) == 1
+                and isinstance(text := spec.values[0], ast.Constant) and str(text.value)[-1:] in _FLOAT_FORMATS
+                and not isinstance(node.value, ast.Constant) and not self._plainly_no_value(node.value)
+                and not (isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                         and node.value.func.id == "float")):
+            value = self.src.segment(node.value)
+            self.src.insert(self.src.start(node.value), "float(")
+            self.src.insert(self.src.end(node.value), ")")
+            self.diag(self.site(node.value, f"{self.framework.tensor_class}.__format__"), "RC346",
+                      value=value, spec=text.value)
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name):
