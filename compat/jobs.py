@@ -205,33 +205,32 @@ class _Watch:
         self.in_backward = 0
         self.in_forward = 0      # MindSpore: within the differentiated function (inside a gradient call)
         self.seen: set[int] = set()      # ids of the modules already called once
-        self.set_forward(True)
+        self._set_phase()
 
-    def set_forward(self, on: bool) -> None:
+    def _set_phase(self) -> None:
+        """Forward outside a backward, and in MindSpore's differentiated function inside its gradient call; a
+        recomputation elsewhere in a backward."""
+        on = self.in_forward > 0 or not self.in_backward
         for phase in self.phases:
             phase.forward = on
 
     @contextlib.contextmanager
+    def _within(self, part: str):
+        setattr(self, part, getattr(self, part) + 1)
+        self._set_phase()
+        try:
+            yield
+        finally:
+            setattr(self, part, getattr(self, part) - 1)
+            self._set_phase()
+
     def backward(self):
         """Within a backward (torch's, or MindSpore's gradient call): draws there are recomputations."""
-        self.in_backward += 1
-        self.set_forward(False)
-        try:
-            yield
-        finally:
-            self.in_backward -= 1
-            self.set_forward(self.in_forward > 0 or not self.in_backward)
+        return self._within("in_backward")
 
-    @contextlib.contextmanager
     def forward(self):
         """MindSpore's differentiated function: its forward, inside the gradient call."""
-        self.in_forward += 1
-        self.set_forward(True)
-        try:
-            yield
-        finally:
-            self.in_forward -= 1
-            self.set_forward(self.in_forward > 0 or not self.in_backward)
+        return self._within("in_forward")
 
     def check(self) -> None:
         if self.run.steps >= self.steps:
@@ -534,7 +533,7 @@ def _grows(run: SideRun) -> tuple[bool, str]:
     return rise >= last - first, f"{run.live[first]:,} live tensors after step {first}, {run.live[last]:,} after {last}"
 
 
-def memory_row(runs: dict[str, SideRun]) -> CompareRow:
+def live_tensor_row(runs: dict[str, SideRun]) -> CompareRow:
     """MindSpore's live tensors must not grow step after step where torch's do not."""
     t, m = runs[TORCH], runs[MINDSPORE]
     t_grows, t_text = _grows(t)
@@ -671,7 +670,7 @@ def prove_job(torch_script, port=None, *, steps: int = 10, argv: Sequence[str] =
     failed = any(runs[side].error for side in (TORCH, MINDSPORE))    # then the weights stand mid-job: not judged
     if runs[TORCH].models and runs[MINDSPORE].models and not failed:
         rows += _state_rows(runs, use_reference, min(runs[TORCH].steps, runs[MINDSPORE].steps))
-    rows.append(memory_row(runs))
+    rows.append(live_tensor_row(runs))
     rule = "the round-off rule against a float64 run of torch's script" if use_reference else \
         f"fixed tolerances ({why})"
     if not use_reference:

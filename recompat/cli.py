@@ -6,7 +6,6 @@ MindSpore nor the translator; `translate` loads only what translating needs.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -632,12 +631,11 @@ def _job(args) -> int:
 
     os.environ.setdefault("GLOG_v", "3")          # MindSpore's C++ log: errors only
     from recompat.compat import jobs
-    from recompat.reports import ReportError, html, runs
+    from recompat.reports import ReportError, runs
 
-    page = beside = None
     try:
         if args.report:
-            page, beside = runs.paths(args.report)
+            runs.paths(args.report)               # a --report that names no page: refused before anything runs
         port_argv = None if args.port_args is None else shlex.split(args.port_args)
         report = jobs.prove_job(args.script, args.port, steps=args.steps, argv=args.script_args,
                                 port_argv=port_argv, cwd=args.cwd, reference=args.reference,
@@ -646,16 +644,7 @@ def _job(args) -> int:
     except (jobs.JobError, ReportError, ValueError) as exc:
         return _error(str(exc))
     print(report if not args.quiet else str(report).splitlines()[0])
-    doc = report.to_dict()
-    from recompat.reports._io import write_atomic
-
-    for path in (args.json_path, beside):
-        if path:
-            write_atomic(path, json.dumps(doc, indent=1, default=str) + "\n")
-    if page:
-        html.write(doc, page, source=str(beside))
-        print(f"recompat: wrote {page}", file=sys.stderr)
-    return EXIT_OK if report.passed else 1
+    return runs.job(report.to_dict(), args.report, args.json_path) or (EXIT_OK if report.passed else 1)
 
 
 # Each command: the function that adds its parser and the one that runs it, in the order --help lists them.

@@ -199,18 +199,18 @@ class GradScaler:
 
     def unscale_(self, optimizer) -> None:
         """The optimizer's gradients divided by the scale, in place, once per step (torch raises on a second)."""
-        from mindspore import ops
+        from mindspore.amp import all_finite
 
         if not self._enabled:
             return
         if id(optimizer) in self._unscaled:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
-        inverse, found = 1.0 / self._scale, False
-        for p in _with_grads(optimizer):
-            g = _GRADS[id(p)][1]
-            found = found or not bool(ops.isfinite(g).all())
-            _GRADS[id(p)] = (p, g * inverse)
-        self._unscaled[id(optimizer)] = found
+        params = _with_grads(optimizer)
+        grads = tuple(_GRADS[id(p)][1] for p in params)
+        for p, g in zip(params, grads):
+            _GRADS[id(p)] = (p, g * (1.0 / self._scale))
+        # MindSpore's own check, one reduction over every gradient (torch's is fused too)
+        self._unscaled[id(optimizer)] = bool(grads) and not bool(all_finite(grads))
 
     def step(self, optimizer, *args, **kwargs):
         """optimizer_step(optimizer), unless its unscaled gradients hold an inf or NaN (then nothing: torch skips

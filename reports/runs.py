@@ -27,6 +27,23 @@ def _say(text: str) -> None:
     print(f"recompat: {text}", file=sys.stderr)
 
 
+def _write(doc: dict, text: str, page: Path, beside: Path, also: str | None = None) -> int:
+    """``text`` (the doc's JSON) into FILE.json beside the page and into ``also`` (a --json path; "-": stdout),
+    then the page rendered from ``doc``. 0 done; 2, said, when one cannot be written."""
+    try:
+        if also == "-":
+            sys.stdout.write(text)
+        elif also:
+            write_atomic(also, text)
+        write_atomic(beside, text)
+        html.write(doc, page, source=beside.name)
+    except ReportError as exc:
+        _say(f"error: {exc}")
+        return 2
+    _say(f"report written to {page} (its JSON: {beside})")
+    return 0
+
+
 # ----------------------------------------------------------------------------------------------- translate
 
 class _Tee:
@@ -123,19 +140,7 @@ def translate(opts, report: str) -> int:
         _say(f"error: {exc}")
         return 2
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    code = doc["exit_code"]
-    try:
-        if opts.json_path == "-":
-            sys.stdout.write(text)
-        elif opts.json_path:
-            write_atomic(opts.json_path, text)
-        write_atomic(beside, text)
-        html.write(doc, page, source=beside.name)
-    except ReportError as exc:
-        _say(f"error: {exc}")
-        return 2
-    _say(f"report written to {page} (its JSON: {beside})")
-    return code
+    return _write(doc, text, page, beside, also=opts.json_path) or doc["exit_code"]
 
 
 # ---------------------------------------------------------------------------------------------------- test
@@ -149,21 +154,35 @@ def suite(results_json: Path, report: str, sweep: bool = True) -> int:
         return 2
     try:
         doc = load_json(results_json)
-        if sweep:
-            try:
-                from .sweep import depth_sweep
-
-                doc["depth_sweep"] = depth_sweep()
-            except Exception as exc:   # the plot is a bonus: the report is still written without it
-                doc["depth_sweep_error"] = f"{type(exc).__name__}: {exc}"
-                _say(f"warning: the depth sweep for the plot failed ({type(exc).__name__}: {exc})")
-        text = json.dumps(doc, indent=1, default=str) + "\n"
-        write_atomic(beside, text)
-        html.write(doc, page, source=beside.name)
     except ReportError as exc:
         _say(f"error: {exc}")
         return 2
-    _say(f"report written to {page} (its JSON: {beside})")
+    if sweep:
+        try:
+            from .sweep import depth_sweep
+
+            doc["depth_sweep"] = depth_sweep()
+        except Exception as exc:   # the plot is a bonus: the report is still written without it
+            doc["depth_sweep_error"] = f"{type(exc).__name__}: {exc}"
+            _say(f"warning: the depth sweep for the plot failed ({type(exc).__name__}: {exc})")
+    return _write(doc, json.dumps(doc, indent=1, default=str) + "\n", page, beside)
+
+
+# ----------------------------------------------------------------------------------------------------- job
+
+def job(doc: dict, report: str | None, json_path: str | None) -> int:
+    """After ``recompat job``: its JSON to --json and, with --report FILE.html, beside the page, and the page.
+    0 done (or nothing asked), 2 when a file cannot be written."""
+    text = json.dumps(doc, indent=1, default=str) + "\n"
+    try:
+        if report:
+            page, beside = paths(report)
+            return _write(doc, text, page, beside, also=json_path)
+        if json_path:
+            write_atomic(json_path, text)
+    except ReportError as exc:
+        _say(f"error: {exc}")
+        return 2
     return 0
 
 

@@ -304,11 +304,12 @@ def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, tree: ast
             for name in _stored(target):
                 elsewhere.setdefault(name, []).append(n)
     risky = (_read_first(run) & set(elsewhere)) - targets
+    called = _called(run, set(stored), tree)      # the models the statements call, as written
     if not isinstance(around, _LOOPS):
         # straight-line code before the step sets it up (the model built, the optimizer, the data made by no call
         # of a variable): a value made by calling one (out = model(x) before a boundary) is what MindSpore would
         # not differentiate through; what the step is given to differentiate (the models, optimizers) is no value
-        holders = {m.split(".")[0] for m in _called(run, set(stored), tree)} | set(optimizers)
+        holders = {m.split(".")[0] for m in called} | set(optimizers)
         risky = {name for name in risky - holders
                  if any(_called([a], set(), tree) for a in elsewhere[name])}
     risky = sorted(risky)
@@ -319,7 +320,7 @@ def _refusal(body, i, call: ast.Call, around: ast.AST, scope: ast.AST, tree: ast
                 f"backward()")
     start = run[0].lineno                         # what backward() is given must be bound before the function
     stepped = [o for o in optimizers if o not in stored and _surely_bound(o, tree, scope, start)]
-    models = [m for m in _called(run, set(stored), tree)
+    models = [m for m in called
               if m not in stepped and _surely_bound(m if m.startswith("self.") else m.split(".")[0], tree, scope,
                                                     start)]
     if not stepped and not models:
