@@ -204,3 +204,17 @@ def test_a_job_with_loss_scaling_passes_and_one_that_steps_past_the_scaler_fails
     report = prove_job(script, planted, steps=8)
     assert _names(report)[0] == "step 5 loss", str(report)
     assert "takes a step torch skips" in report.failures[0].message
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--report", "job.json"], "names the page, not its JSON"),
+    (["--steps", "0"], "steps must be a positive int"),
+    (["--port", "nowhere.py"], "nowhere.py: no such script"),
+])
+def test_the_command_refuses_bad_input_with_exit_2_before_anything_runs(args, message, tmp_path, capsys):
+    from recompat.cli import main
+
+    assert main(["job", str(SCRIPT), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "running" not in err
+    assert not list(tmp_path.iterdir())

@@ -774,3 +774,41 @@ def test_save_and_load_go_through_a_mindspore_checkpoint_and_name_a_torch_file(t
     with pytest.raises(TypeError, match="give it a state dict .* not a list"):
         save([1, 2], tmp_path / "list.pt")
     assert not (tmp_path / "list.pt").exists() and not [p for p in tmp_path.iterdir() if ".tmp" in p.name]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32", "int64", "bool"])
+def test_requires_grad_gives_torchs_answer_for_each_dtype_in_grad_mode_and_under_no_grad(dtype):
+    """A value computed from a parameter: torch's requires_grad is True in grad mode for a floating dtype, False
+    under no_grad and for an integer or bool tensor (which cannot have a gradient); a parameter keeps its flag."""
+    import mindspore
+    import torch
+
+    from recompat.runtime import no_grad, requires_grad
+
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    w, p = torch.nn.Parameter(torch.ones(2)), mindspore.Parameter(mindspore.Tensor(np.ones(2, np.float32)))
+    frozen_t = torch.nn.Parameter(torch.ones(2), requires_grad=False)
+    frozen_m = mindspore.Parameter(mindspore.Tensor(np.ones(2, np.float32)), requires_grad=False)
+
+    def torchs():
+        return (w * 2).to(getattr(torch, dtype)).requires_grad, w.requires_grad, frozen_t.requires_grad
+
+    def ours():
+        return requires_grad((p * 2).astype(getattr(mindspore, dtype))), requires_grad(p), requires_grad(frozen_m)
+
+    assert ours() == torchs()
+    with torch.no_grad(), no_grad():
+        assert ours() == torchs()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_grad_scaler_scales_in_the_losss_own_dtype_as_torchs(dtype):
+    import mindspore
+    import torch
+
+    from recompat.runtime import GradScaler
+
+    t = torch.amp.GradScaler("cpu", init_scale=1024.0).scale(torch.tensor([0.5, 2.0], dtype=getattr(torch, dtype)))
+    m = GradScaler("cpu", init_scale=1024.0).scale(mindspore.Tensor(np.array([0.5, 2.0], dtype=dtype)))
+    assert str(m.dtype).lower() == dtype and t.dtype == getattr(torch, dtype)
+    assert np.array_equal(m.asnumpy(), t.numpy())
