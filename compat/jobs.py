@@ -57,6 +57,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from recompat.constants import DIRECTIONS
+
 from .compare import FLOOR_ULPS, REFERENCE_UNLIKE, ROUNDOFF_FACTOR, CompareRow, compare_results
 from .runs import RunResult
 from .tapes import Tapes
@@ -104,12 +106,13 @@ class SideRun:
 
 @dataclass
 class JobReport:
-    torch_script: str
-    port: str
+    torch_script: str            # the torch side (the script, or its port), as shown
+    mindspore_script: str        # the MindSpore side
     steps: int
     runs: dict[str, SideRun]
     rows: list[CompareRow]
     verdict: str
+    to: str = "mindspore"        # the port's framework: the script is the other one's
 
     @property
     def passed(self) -> bool:
@@ -126,15 +129,17 @@ class JobReport:
 
     def to_dict(self) -> dict:
         first = next((r for r in self.rows if not r.passed and r.name.startswith("step ")), None)
-        return {"kind": "recompat-job", "torch_script": self.torch_script, "port": self.port, "steps": self.steps,
+        return {"kind": "recompat-job", "torch_script": self.torch_script, "mindspore_script": self.mindspore_script,
+                "to": self.to,
+                "steps": self.steps,
                 "passed": self.passed, "verdict": self.verdict, "rows": [r.to_dict() for r in self.rows],
                 "runs": {side: run.to_dict() for side, run in self.runs.items()},
                 "training": {"loss": self.curves(), "steps": self.runs[TORCH].steps,
                              "first_failure": int(first.name.split()[1]) if first else None}}
 
     def __str__(self) -> str:
-        lines = [f"job: {self.torch_script} (torch) against {self.port} (MindSpore), {self.steps} steps asked: "
-                 f"{'PASSED' if self.passed else 'FAILED'}", f"  judged by {self.verdict}"]
+        lines = [f"job: {self.torch_script} (torch) against {self.mindspore_script} (MindSpore), {self.steps} steps "
+                 f"asked: {'PASSED' if self.passed else 'FAILED'}", f"  judged by {self.verdict}"]
         for side, run in self.runs.items():
             what = f"{run.steps} steps in {run.seconds:.2f} s"
             if run.error:
@@ -352,7 +357,8 @@ def _optimizer_types() -> tuple[type, ...]:
 
 @contextlib.contextmanager
 def _watching_mindspore(watch: _Watch, torch_run: SideRun, initial: list):
-    """MindSpore's hooks for one run: Cell calls (models, optimizers) and value_and_grad (losses, phases)."""
+    """MindSpore's hooks for one run: Cell calls (models, optimizers) and value_and_grad (losses, phases); jit
+    functions run as written (PyNative), since the calls inside a compiled graph are not seen."""
     import mindspore
 
     from .weights import transfer_weights
@@ -409,11 +415,19 @@ def _watching_mindspore(watch: _Watch, torch_run: SideRun, initial: list):
             return out
         return run
 
-    mindspore.nn.Cell.__call__, mindspore.value_and_grad = call, value_and_grad
+    def jit(function=None, *args, **kwargs):   # a graph's calls are not seen from Python: they run eagerly
+        return function if callable(function) else (lambda f: f)
+
+    patched = [(mindspore.nn.Cell, "__call__", call), (mindspore, "value_and_grad", value_and_grad),
+               (mindspore.ops, "value_and_grad", value_and_grad), (mindspore, "jit", jit)]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patched]
+    for owner, name, value in patched:
+        setattr(owner, name, value)
     try:
         yield
     finally:
-        mindspore.nn.Cell.__call__, mindspore.value_and_grad = original_call, original_vag
+        for owner, name, value in saved:
+            setattr(owner, name, value)
 
 
 def _run_script(path: Path, argv: Sequence[str], cwd: Path | None, watch: _Watch, hooks) -> None:
@@ -602,32 +616,35 @@ def _run_rows(runs: dict[str, SideRun], steps: int) -> list[CompareRow]:
 
 # ------------------------------------------------------------------------------------------------------ API
 
-def translate_script(script: Path, into: Path) -> Path:
-    """The script's folder translated (--scope model) into ``into``; the translated script's path."""
+def translate_script(script: Path, into: Path, to: str = "mindspore") -> Path:
+    """The script's folder translated (--scope model, into ``to``) into ``into``; the translated script's path."""
     from recompat.translator import engine
 
-    opts = engine.Options(paths=[str(script.parent)], to="mindspore", style="function", scope="model",
-                          output=str(into), quiet=True)
+    opts = engine.Options(paths=[str(script.parent)], to=to, style="function" if to == "mindspore" else None,
+                          scope="model", output=str(into), quiet=True)
     result = engine.run(opts, stdout=io.StringIO(), stderr=io.StringIO())
     if result.exit_code not in (0, 1):
         raise JobError(f"{script}: its folder could not be translated (exit {result.exit_code}): run "
-                       f"`recompat translate --scope model {script.parent}` to see why")
+                       f"`recompat translate --scope model --to {to} {script.parent}` to see why")
     return into / script.name
 
 
-def prove_job(torch_script, port=None, *, steps: int = 10, argv: Sequence[str] = (),
+def prove_job(script, port=None, *, to: str = "mindspore", steps: int = 10, argv: Sequence[str] = (),
               port_argv: Sequence[str] | None = None, cwd=None, reference: str | None = "auto",
               progress: Callable[[str], None] | None = None) -> JobReport:
-    """Run ``torch_script`` and its port (``port``, or the script translated) for ``steps`` optimizer steps each,
-    with ``argv`` (the port with ``port_argv`` where given: it may load its own files), and judge them (the module
-    docstring says how). ``reference``: "auto" (a float64 run where one can be made), or None (fixed
-    tolerances). ``progress``: told what runs. JobError for a job that cannot start."""
+    """Run ``script`` and its port into ``to`` (``port``, or the script's folder translated) for ``steps`` optimizer
+    steps each, with ``argv`` (the port with ``port_argv`` where given: it may load its own files), and judge them
+    (the module docstring says how). ``to``: "mindspore" (the script is torch's) or "torch" (the script is
+    MindSpore's; the torch side is then the port). ``reference``: "auto" (a float64 run where one can be made), or
+    None (fixed tolerances). ``progress``: told what runs. JobError for a job that cannot start."""
     import mindspore
     import torch
 
-    torch_script = Path(torch_script).resolve()
-    if not torch_script.is_file():
-        raise JobError(f"{torch_script}: no such script")
+    if to not in DIRECTIONS:
+        raise JobError(f"to must be one of {', '.join(DIRECTIONS)}, not {to!r}")
+    script = Path(script).resolve()
+    if not script.is_file():
+        raise JobError(f"{script}: no such script")
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
         raise JobError(f"steps must be a positive int, not {steps!r}")
     if reference not in ("auto", None):
@@ -636,14 +653,20 @@ def prove_job(torch_script, port=None, *, steps: int = 10, argv: Sequence[str] =
     say = progress or (lambda _text: None)
     with contextlib.ExitStack() as stack:
         if port is None:
-            port = translate_script(torch_script, Path(stack.enter_context(
-                tempfile.TemporaryDirectory(prefix="recompat-port-"))) / "port")
-            shown = f"{torch_script.name} translated"
+            port = translate_script(script, Path(stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="recompat-port-"))) / "port", to)
+            shown = f"{script.name} translated"
         else:
             port = Path(port).resolve()
             if not port.is_file():
                 raise JobError(f"{port}: no such script")
             shown = str(port)
+        # each side's script and arguments: the port's are port_argv where given
+        port_args = list(argv if port_argv is None else port_argv)
+        ported = to == "mindspore"
+        torch_script, ms_script = (script, port) if ported else (port, script)
+        args = {TORCH: list(argv), MINDSPORE: port_args} if ported else {TORCH: port_args, MINDSPORE: list(argv)}
+        args[REFERENCE] = args[TORCH]
         tapes = Tapes.for_pair("pynative", kinks=False)
         runs: dict[str, SideRun] = {}
         initial: list = []
@@ -652,14 +675,13 @@ def prove_job(torch_script, port=None, *, steps: int = 10, argv: Sequence[str] =
             say(f"{side}: running {script.name} for {steps} steps")
             with context() as phases:
                 watch = _Watch(SideRun(side, str(script)), steps, tensor_type, phases)
-                mine = argv if side != MINDSPORE or port_argv is None else port_argv
-                _run_script(script, [str(a) for a in mine], cwd, watch, hooks(watch))
+                _run_script(script, [str(a) for a in args[side]], cwd, watch, hooks(watch))
             runs[side] = watch.run
             say(f"{side}: {watch.run.steps} steps in {watch.run.seconds:.2f} s"
                 + (" (it failed)" if watch.run.error else ""))
 
         go(TORCH, torch_script, torch.Tensor, tapes.torch, lambda w: _watching_torch(w, initial, float64=False))
-        go(MINDSPORE, port, mindspore.Tensor, tapes.mindspore,
+        go(MINDSPORE, ms_script, mindspore.Tensor, tapes.mindspore,
            lambda w: _watching_mindspore(w, runs[TORCH], initial))
         if reference is not None:
             go(REFERENCE, torch_script, torch.Tensor, tapes.reference,
@@ -675,4 +697,5 @@ def prove_job(torch_script, port=None, *, steps: int = 10, argv: Sequence[str] =
         f"fixed tolerances ({why})"
     if not use_reference:
         runs.pop(REFERENCE, None)
-    return JobReport(str(torch_script), shown, steps, runs, rows, rule)
+    names = {TORCH: str(script), MINDSPORE: shown} if ported else {TORCH: shown, MINDSPORE: str(script)}
+    return JobReport(names[TORCH], names[MINDSPORE], steps, runs, rows, rule, to)

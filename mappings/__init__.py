@@ -269,6 +269,7 @@ class ReportedApi:
     aliases: tuple[str, ...] = ()
     settings_only: bool = False   # holds settings that its package's own code acts on: carried over with it
     runtime: str | None = None    # training.yaml's loop: the recompat.runtime function translation writes instead
+    part: str | None = None       # training.yaml's loop, MindSpore's: differentiate | order (translator/steps_to_torch.py)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -277,13 +278,15 @@ class ReportedApi:
 
 @dataclass(frozen=True)
 class Marker:
-    """markers.yaml: a torch name that tells a compiler something and changes nothing in eager execution."""
+    """markers.yaml: a name that tells a compiler (torch's, MindSpore's) something and changes nothing in eager
+    execution on the other side."""
 
     api: str
     becomes: str              # identity | false | subscript | isinstance
     why: dict                 # en / zh
     argument: int = 0         # identity: the argument a call gives
     takes: str = "function"   # what it takes in its probe
+    framework: str = "torch"  # whose compiler it tells
 
 
 # Forms whose paired example writes a tensor (init(tensor) and SHAPE, compat.examples.run_init_example), no model.
@@ -388,8 +391,13 @@ class Mappings:
     def _loop_methods(self) -> dict[tuple[str, str], ReportedApi]:
         found: dict[tuple[str, str], ReportedApi] = {}
         for r in self.loop:   # the first one listed wins
-            found.setdefault((r.framework, r.api.rsplit(".", 1)[1]), r)
+            if r.kind == "method":
+                found.setdefault((r.framework, r.api.rsplit(".", 1)[1]), r)
         return found
+
+    def step_functions(self, part: str) -> dict[str, ReportedApi]:
+        """training.yaml's loop functions of MindSpore's step that are `part` (differentiate, order), by name."""
+        return {n: r for r in self.loop if r.part == part for n in r.names}
 
     def reported_method(self, side: str, attribute: str) -> ReportedApi | None:
         """The reported method of `side` named `attribute` (matched on any object); None if none."""

@@ -27,7 +27,7 @@ commands:
   report      render a run's JSON as a single-file HTML report
   demo        translate the example project, run it against torch, write the report
   weights     convert a weight file: torch state dict (.pt, .pth, .bin, .safetensors) <-> MindSpore .ckpt
-  job         run a torch training script and its MindSpore port N steps on one data stream, and judge them
+  job         run a training script and its port N steps on one data stream, and judge them
 
 exit status: 0 done; 1 --check found changes; 2 a usage error, or a file that could
 not be processed (named on stderr with the reason, after all other files were done).
@@ -466,18 +466,22 @@ examples:
   recompat job train.py --port ms/train.py --steps 50 -- --lr 0.01
   recompat job train.py --port ms/train.py --cwd data/ --port-args "--load net.ckpt" -- --load net.pt
   recompat job train.py --report job.html            # the loss curves (job.json beside it)
+  recompat job ms_train.py --to torch                # a MindSpore script against its torch translation
 """
 
 
 def _job_parser(sub) -> argparse.ArgumentParser:
     j = sub.add_parser(
         "job", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_JOB_EPILOG,
-        help="run a torch training script and its MindSpore port N steps on one data stream, and judge them",
-        description="Run a torch training script and its MindSpore port for N optimizer steps each, on the same "
-                    "data from the same weights, and judge the losses, the final weights and the memory.")
-    j.add_argument("script", metavar="SCRIPT", help="the torch training script")
-    j.add_argument("--port", metavar="PORT", help="the MindSpore script (default: SCRIPT's folder translated with "
-                                                  "--scope model, in a temporary folder)")
+        help="run a training script and its port N steps on one data stream, and judge them",
+        description="Run a torch training script and its MindSpore port (or, with --to torch, a MindSpore script "
+                    "and its torch port) for N optimizer steps each, on the same data from the same weights, and "
+                    "judge the losses, the final weights and the memory.")
+    j.add_argument("script", metavar="SCRIPT", help="the training script (torch's; MindSpore's with --to torch)")
+    j.add_argument("--to", choices=DIRECTIONS, default="mindspore",
+                   help="the port's framework: mindspore (default; SCRIPT is torch's) or torch (SCRIPT is MindSpore's)")
+    j.add_argument("--port", metavar="PORT", help="the port, in the --to framework (default: SCRIPT's folder "
+                                                  "translated with --scope model, in a temporary folder)")
     j.add_argument("--steps", type=int, default=10, metavar="N", help="optimizer steps per side (default 10)")
     j.add_argument("--cwd", metavar="DIR", help="run both scripts in DIR (default: an empty folder each)")
     j.add_argument("--port-args", metavar="ARGS", default=None,
@@ -637,7 +641,7 @@ def _job(args) -> int:
         if args.report:
             runs.paths(args.report)               # a --report that names no page: refused before anything runs
         port_argv = None if args.port_args is None else shlex.split(args.port_args)
-        report = jobs.prove_job(args.script, args.port, steps=args.steps, argv=args.script_args,
+        report = jobs.prove_job(args.script, args.port, to=args.to, steps=args.steps, argv=args.script_args,
                                 port_argv=port_argv, cwd=args.cwd, reference=args.reference,
                                 progress=None if args.quiet else lambda text: print(f"recompat: {text}",
                                                                                      file=sys.stderr))

@@ -474,10 +474,11 @@ def _job(doc: dict):
                  output=r["output"], models=", ".join(r["models"]) or "none")
             for side, r in doc["runs"].items()]
     status = "passed" if doc["passed"] else "failed"
-    model = dict(torch_script=doc["torch_script"], port=doc["port"], steps=doc["steps"], verdict=doc["verdict"],
-                 status=status, runs=runs, rows=_compare_rows(doc), curves=_curves(doc["training"]),
+    model = dict(torch_script=doc["torch_script"], mindspore_script=doc["mindspore_script"], steps=doc["steps"],
+                 verdict=doc["verdict"], status=status, runs=runs, rows=_compare_rows(doc), curves=_curves(doc["training"]),
                  failed=sum(not r.get("passed") for r in doc["rows"]))
-    return model, f"recompat job: {Path(doc['torch_script']).name} — {status}"
+    script = doc["torch_script"] if doc.get("to", "mindspore") == "mindspore" else doc["mindspore_script"]
+    return model, f"recompat job: {Path(script).name} — {status}"
 
 
 def _demo(doc: dict):

@@ -936,7 +936,14 @@ def test_a_marker_changes_nothing_in_eager_execution(marker):
 
     m = resolve(marker.api)
     x = torch.tensor([2.0, -1.0])
-    if marker.becomes == "false":
+    if marker.framework == "mindspore":   # compiled to a graph (from PyNative), it computes what it computes eagerly
+        def probe(t):
+            return ops.exp(t) * 3 - t
+
+        t = Tensor(np.array([2.0, -1.0, 0.5], np.float32))
+        assert marker.becomes == "identity"
+        np.testing.assert_allclose(m(probe)(t).asnumpy(), probe(t).asnumpy(), rtol=1e-6)
+    elif marker.becomes == "false":
         assert m() is False
     elif marker.becomes == "isinstance":
         assert m(x, torch.Tensor) is True and m(3, torch.Tensor) is False and m(x, (int, torch.Tensor)) is True
@@ -1245,3 +1252,33 @@ def test_a_one_element_tensor_takes_a_format_spec_in_torch_and_not_in_mindspore(
     with pytest.raises(TypeError, match="unsupported format string"):
         f"{Tensor(2.5):.3f}"
     assert f"{float(Tensor(2.5)):.3f}" == f"{float(torch.tensor(2.5)):.3f}" == "2.500"
+
+
+# --------------------------------------------------------------------------- MindSpore's step (translator/steps_to_torch.py)
+
+def test_value_and_grad_of_several_outputs_without_has_aux_differentiates_their_sum(pynative):
+    """Why steps_to_torch refuses `value_and_grad(f, None, w)` of an f returning (loss, out): MindSpore's gradients
+    are those of loss + out.sum(), not of the loss torch's backward() would be called on; with has_aux=True they
+    are the loss's alone."""
+    dense = nn.Dense(3, 2)
+    x = Tensor(np.array([[0.5, -1.0, 2.0]], np.float32))
+
+    def loss_and_out(x):
+        out = dense(x)
+        return (out ** 2).sum(), out
+
+    def loss_only(x):
+        return (dense(x) ** 2).sum()
+
+    def summed(x):
+        loss, out = loss_and_out(x)
+        return loss + out.sum()
+
+    def grads(fn, **kwargs):
+        return [g.asnumpy() for g in ms.value_and_grad(fn, None, dense.trainable_params(), **kwargs)(x)[1]]
+
+    for got, want in zip(grads(loss_and_out), grads(summed)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    for got, want in zip(grads(loss_and_out, has_aux=True), grads(loss_only)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert not np.allclose(grads(loss_and_out)[1], grads(loss_only)[1])

@@ -1,7 +1,8 @@
 """Whole model files (translate --scope model): the core API set of mappings/ (rules api_class, api_function,
 api_value, tensor_method, tensor_attribute, method_name, model_method) and the training pairs (optimizer, loss,
 lr_schedule, grad_clip: called as classes and functions are), either way, one mechanism driven by the entries.
-torch's compiler markers (markers.yaml) are replaced by what they give in eager execution.
+The source's compiler markers (markers.yaml) are replaced by what they give in eager execution; MindSpore's
+value_and_grad steps become torch's loop (translator/steps_to_torch.py).
 
 Runs after the checkpoint pass, on its output. Every use of the source framework is a site: converted,
 partial, or manual (left as it is, the file still valid Python). Target names are written as placeholders
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from recompat.constants import OTHER
 from recompat.mappings import MODEL_RULES, TENSOR_FORMS, Entry, Mappings, signature_arguments
-from recompat.translator import convert, edits, names, steps, tree_index
+from recompat.translator import convert, edits, names, steps, steps_to_torch, tree_index
 from recompat.translator.results import Site
 from recompat.translator.rules import Rules
 from recompat.translator.sites import SiteLog
@@ -98,7 +99,7 @@ class _Tables:
     by_attr: dict[str, list[Entry]]    # entries used as `x.<name>`, by name: a model's method and a tensor method
     attributes: dict[str, Entry]       # tensor attributes with an entry; any other of the Tensor class's is manual
     skip: set[str]                     # the checkpoint family: its sites are the checkpoint pass's
-    markers: dict                      # torch's compiler markers (markers.yaml), replaced by their eager value
+    markers: dict                      # the source's compiler markers (markers.yaml), replaced by their eager value
     moved_tensors: set[str]            # layer tensors some MindSpore counterpart holds under another name
     moved_attributes: set[str]         # ... and the other attributes it keeps under another name, or not at all
 
@@ -120,7 +121,7 @@ def _tables(mappings: Mappings, frm: str) -> _Tables:
         by_attr=by_attr,
         attributes={e.names(frm)[0].rsplit(".", 1)[1]: e for e in table.values() if RULES.handler(e.rule, "attribute")},
         skip={n for e in mappings.entries if e.rule not in MODEL_RULES for n in e.names(frm)},
-        markers={mk.api: mk for mk in mappings.markers} if frm == "torch" else {},
+        markers={mk.api: mk for mk in mappings.markers if mk.framework == frm},
         moved_tensors=moved_tensors, moved_attributes=moved_attributes)
 
 
@@ -183,8 +184,60 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def run(self) -> list[Site]:
         if self.to == "mindspore":
             self.steps = steps.find(self.tree, self.src, self._built_by)
+        else:
+            self._torch_loops()
         self.visit(self.tree)
         return self.sites
+
+    def _module_qualname(self, node: ast.AST) -> str | None:
+        """The public qualified name of a dotted reference by the module's imports."""
+        chain = names.attribute_chain(node)
+        q = self._module_scope.qualname(chain[0]) if chain else None
+        return self.framework.public_name(".".join([q, *chain[1:]])) if q else None
+
+    def _clip_entry(self, node: ast.AST) -> Entry | None:
+        entry = self.table.get(self._module_qualname(node) or "")
+        return entry if entry is not None and entry.rule == "grad_clip" else None
+
+    def _torch_loops(self) -> None:
+        """MindSpore's value_and_grad steps as torch's loop (translator/steps_to_torch.py): written now, their
+        statements not walked (the calls' arguments are)."""
+        differentiate = self.m.step_functions("differentiate")
+        found = steps_to_torch.find(self.tree, self.src, self._module_qualname, set(differentiate),
+                                    set(self.m.step_functions("order")), self._clip_entry)
+        for fn in found:
+            api = self._module_qualname(fn.call.func)
+            loop = differentiate[api]
+            if fn.refused:
+                self._removed.add(id(fn.call))
+                self.keep(fn.call.func, names.attribute_chain(fn.call.func)[0])
+                self.diag(self.site(fn.call.func, loop.api), "RC348", name=fn.name, api=self.src.segment(fn.call.func),
+                          why=fn.refused, instead=loop.instead["en"])
+                continue
+            clip = "torch.nn.utils.clip_grad_norm_"
+            steps_to_torch.rewrite(self.src, fn, target(clip), self._clip_entry)
+            self._removed.add(id(fn.statement))
+            function = self.src.segment(fn.function)
+            optimizers, value_only = [], 0
+            for use in fn.calls:
+                if use.step is None:
+                    value_only += 1
+                    continue
+                self._removed.add(id(use.step))
+                optimizers.append(self.src.segment(use.optimizer))
+                for stmt, call in use.clips:
+                    self._removed.add(id(stmt))
+                    self.targets.add(clip)
+                    self.diag(self.site(call.func, self._clip_entry(call.func).names("mindspore")[0]), "RC349",
+                              api=self.src.segment(call.func), target=clip,
+                              parameters=steps_to_torch.parameters(fn, self.src))
+            calls = [f"{len(optimizers)} step(s) ({', '.join(dict.fromkeys(optimizers))}): the optimizer's "
+                     f"zero_grad(), {function}(...), backward() of the loss, the optimizer's step() where it was "
+                     f"called with the gradients"] if optimizers else []
+            if value_only:
+                calls.append(f"{value_only} call(s) whose gradients are never read: {function}(...) alone")
+            self.diag(self.site(fn.call.func, loop.api), "RC347", name=fn.name, api=self.src.segment(fn.call.func),
+                      function=function, weights=self.src.segment(fn.weights), calls="; ".join(calls))
 
     def finish_steps(self) -> None:
         """Make each training step's function (translator/steps.py), once every other edit is made: the edits
