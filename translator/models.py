@@ -248,9 +248,8 @@ class ModelTranslator(SiteLog, names.ScopedWalker):
     def _built_by(self, call: ast.Call) -> str | None:
         """The rule of the entry `call` builds with (optimizer, lr_schedule, ...), by the module's imports;
         steps.GRAD_SCALER for a class whose step(optimizer) steps that optimizer."""
-        chain = names.attribute_chain(call.func)
-        q = self._module_scope.qualname(chain[0]) if chain else None
-        entry = self.table.get(self.framework.public_name(".".join([q, *chain[1:]]))) if q else None
+        qual = self._module_qualname(call.func)
+        entry = self.table.get(qual) if qual else None
         if entry is None:
             return None
         return steps.GRAD_SCALER if entry.steps_optimizer else entry.rule

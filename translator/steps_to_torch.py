@@ -55,6 +55,7 @@ class GradFunction:
     name: str                       # G, as written: `grad_fn`, `self.grad_fn`
     function: ast.expr | None = None
     weights: ast.expr | None = None
+    has_aux: bool = False
     calls: list[GradCall] = field(default_factory=list)
     refused: str | None = None
 
@@ -100,8 +101,10 @@ def _definition(stmt: ast.Assign, call: ast.Call, src: Source) -> GradFunction:
         fn.refused = "return_ids= is not False: the gradients come as (id, gradient) pairs"
     elif _literal(given.get("sens_param"), False) is not False:
         fn.refused = "sens_param= is not False: the loss's gradient is given as an input"
-    elif _literal(given.get("has_aux"), False) not in (True, False):
+    elif (has_aux := _literal(given.get("has_aux"), False)) not in (True, False):
         fn.refused = "has_aux= is decided at run time: recompat cannot tell which output is the loss"
+    else:
+        fn.has_aux = has_aux
     return fn
 
 
@@ -261,7 +264,7 @@ def find(tree: ast.Module, src: Source, qualname: Callable[[ast.expr], str | Non
 
 def _calls(fn: GradFunction, scope: ast.AST, tree: ast.Module, src: Source, clip_entry, is_depend) -> None:
     """Fill the calls of `fn`, whose name is seen in `scope`, or say why it has none (fn.refused)."""
-    has_aux = _literal(_arguments(fn.call).get("has_aux"), False)
+    has_aux = fn.has_aux
     if not has_aux and _several_outputs(fn.function, tree):
         fn.refused = (f"{src.segment(fn.function)} returns several values and has_aux is not True: MindSpore "
                       f"differentiates their sum, torch's backward() one loss")
