@@ -105,7 +105,8 @@ from . import kink_replay
 from .kink_replay import MINDSPORE, NOUNS, TORCH
 from .memory import MEASURE, SavedTensors
 from .roundoff import FLOAT32_EPS, PROBE_ULPS, gradient_probe, probe_seeds, spread
-from .runs import KINDS, MindSporeGraphError, RunResult, _needs_grad, normalise_inputs, run_mindspore, run_torch
+from .runs import (KINDS, MindSporeGraphError, RunResult, _ms_numpy, _needs_grad, normalise_inputs, run_mindspore,
+                   run_torch)
 from .tapes import Tapes
 
 # torch.testing.assert_close defaults (torch/testing/_comparison.py, _DTYPE_PRECISIONS)
@@ -297,6 +298,7 @@ class CompareReport:
         if skipped:
             lines.append(f"judged by rtol/atol, not by the float64 reference: {skipped}")
         lines.append(self.summary())
+        lines += (self.meta.get("localisation") or {}).get("lines", [])
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -930,10 +932,12 @@ def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0
 
 def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: str = "pynative", device: str = "cpu",
              seed: int = 0, grad_inputs=None, reference: str | None = "auto", memory: bool = False,
-             dropout: str = "replay", kinks: bool = True) -> PairRuns:
+             dropout: str = "replay", kinks: bool = True, watch=None) -> PairRuns:
     """Transfer the weights (``weights`` names the source side) and run both models once, forward and backward;
     with ``reference`` "float64" also a float64 copy of the torch model ("auto": the same, or none, saying why in
-    ``no_reference``, when the torch model cannot be copied or run in float64). See compare()."""
+    ``no_reference``, when the torch model cannot be copied or run in float64). See compare(). ``watch``: a
+    compat.localise.Watch recording every module call of every run (labels "torch", "mindspore", "torch:reference",
+    "torch:probe<i>", "MindSpore:reference")."""
     from .weights import transfer_weights
 
     reference = wants_reference(reference)
@@ -947,7 +951,8 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
         raise ValueError("memory=True counts the bytes kept for backward through saved-tensor hooks, which MindSpore "
                          "has in PyNative mode only: pass ms_mode='pynative'")
     _same_mode(torch_model, ms_model)
-    counters = {f: SavedTensors(f) for f in ("torch", "mindspore")} if memory else None
+    counters = {f: SavedTensors(f, watch.owner(f) if watch else None) for f in ("torch", "mindspore")} \
+        if memory else None
     held = []
     if weights == "as-is":
         transfer = transfer_weights(torch_model, ms_model, copy=False)
@@ -963,16 +968,20 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     tapes = Tapes.for_pair(ms_mode, dropout, kinks)
 
     counter = (counters or {}).get
-    with _side("torch", torch_model, "the MindSpore side was not run"), tapes.torch() as phase:
+    with _side("torch", torch_model, "the MindSpore side was not run"), tapes.torch() as phase, \
+            _watched(watch, "torch", torch_model):
         expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs,
-                             forward_context=forward_context(counter("torch"), phase))
-    with _side("MindSpore", ms_model, "the torch side ran"), tapes.mindspore() as phase:
+                             forward_context=forward_context(counter("torch"), phase, watch))
+    with _side("MindSpore", ms_model, "the torch side ran"), tapes.mindspore() as phase, \
+            _watched(watch, "mindspore", ms_model, name_map):
         actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs,
-                               forward_context=forward_context(counter("mindspore"), phase))
+                               forward_context=forward_context(counter("mindspore"), phase, watch))
     refs = run_references(twin64, inputs, tapes, reference=reference, seed=seed, device=device,
-                          grad_inputs=grad_inputs)
+                          grad_inputs=grad_inputs, watch=watch)
     _to_torch_layout(actual, transfer)
     kept = {f: c.bytes for f, c in counters.items()} if counters else None
+    if watch is not None and counters:
+        watch.kept = {f: dict(c.by_owner) for f, c in counters.items()}
     return PairRuns(expected, actual, refs.reference, transfer, no_copy or refs.no_reference, held, kept, tapes,
                     refs.actual_reference, refs.probes, refs.no_probe)
 
@@ -987,24 +996,24 @@ class References(NamedTuple):
 
 
 def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto", seed: int = 0,
-                   device: str = "cpu", grad_inputs=None) -> References:
+                   device: str = "cpu", grad_inputs=None, watch=None) -> References:
     """The float64 runs, after both float32 runs recorded into ``tapes``: the reference along torch's branches at
     kinks, its round-off probes, and the run along MindSpore's branches where they differ within round-off."""
     # a run changes the copy's buffers only (BatchNorm statistics; run_torch clears the gradients): each run after
     # the first starts from the buffers the first did
     buffers = {name: b.detach().clone() for name, b in twin.named_buffers()} if twin is not None else {}
 
-    def run(side: str, probe=None) -> tuple[RunResult | None, str]:
+    def run(side: str, probe=None, label: str = "") -> tuple[RunResult | None, str]:
         import torch
 
         with torch.no_grad():
             for name, b in twin.named_buffers():
                 b.copy_(buffers[name])
-        with tapes.reference(side) as phase:
+        with tapes.reference(side) as phase, _watched(watch, f"{side}:{label or 'reference'}", twin):
             # a probe that fails leaves the rule to torch's own measure: never fatal, the reason kept
             return run_reference(twin, inputs, reference="auto" if probe is not None else reference, seed=seed,
-                                 device=device, grad_inputs=grad_inputs, forward_context=forward_context(None, phase),
-                                 backward_context=probe)
+                                 device=device, grad_inputs=grad_inputs,
+                                 forward_context=forward_context(None, phase, watch), backward_context=probe)
 
     if twin is None:
         return References(None, None, "", [])
@@ -1015,26 +1024,36 @@ def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto"
     # replay the tapes keep last (the kink row reads it)
     probes, no_probe = [], ""
     if any(k in ("input-grad", "param-grad") for k in ref.kinds.values()):      # nothing to probe without a backward
-        for s in probe_seeds(seed):
-            probe, why = run(TORCH, gradient_probe(s))
+        for i, s in enumerate(probe_seeds(seed)):
+            probe, why = run(TORCH, gradient_probe(s), f"probe{i}")
             probes += [probe] if probe is not None else []
             no_probe = no_probe or why
     ref_actual = run(MINDSPORE)[0] if tapes.needs_mindspore_reference() else None
     return References(ref, ref_actual, "", probes, no_probe)
 
 
-def forward_context(counter=None, phase=None):
+def forward_context(counter=None, phase=None, watch=None):
     """What runs.py enters around a forward (its forward_context): a memory counter (SavedTensors), the phase of
-    the tapes (compat.tapes); None when neither."""
-    if counter is None and phase is None:
+    the tapes (compat.tapes), a localisation watch (compat.localise); None when none."""
+    if counter is None and phase is None and watch is None:
         return None
 
     @contextlib.contextmanager
     def entered():
         with counter if counter is not None else contextlib.nullcontext(), \
-                phase.during_forward() if phase is not None else contextlib.nullcontext():
+                phase.during_forward() if phase is not None else contextlib.nullcontext(), \
+                watch.forward() if watch is not None else contextlib.nullcontext():
             yield
     return entered
+
+
+def _watched(watch, label: str, model, name_map=None):
+    """The watch's hooks on ``model`` for one run (compat.localise.Watch); nothing without a watch."""
+    if watch is None:
+        return contextlib.nullcontext()
+    if label == "mindspore":
+        return watch.mindspore(model, label, name_map or {})
+    return watch.torch(model, label)
 
 
 def compare(
@@ -1055,6 +1074,7 @@ def compare(
     memory: bool = False,
     dropout: str = "replay",
     kinks: bool = True,
+    localise: bool | str = "auto",
 ) -> CompareReport:
     """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
     with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
@@ -1086,11 +1106,33 @@ def compare(
     ``kinks`` (the default; PyNative): where one side's float32 decides a kink otherwise than float64 within
     round-off (a ReLU input near 0, a max-pool near-tie), that side is judged against a float64 run along its own
     branches (compat.kink_replay; a row of kind "kink" says where, and fails where MindSpore decides otherwise far
-    from the kink); False: one float64 run, which such a flip fails."""
+    from the kink); False: one float64 run, which such a flip fails.
+
+    ``localise``: "auto" (the default) reruns a failing pair from the same state with every module call watched
+    and names the first module whose output differs, and going back the first whose input gradient does
+    (compat.localise; ``meta["localisation"]``, printed with the report); True does it for a passing pair too,
+    False never. A passing pair costs what it did without it."""
+    if localise not in LOCALISE:
+        raise ValueError(f"localise must be {either(map(repr, LOCALISE))}, not {localise!r}")
     reference = wants_reference(reference, rtol, atol)
-    runs = run_pair(torch_model, ms_model, inputs, weights=weights, ms_mode=ms_mode, device=device, seed=seed,
-                    grad_inputs=grad_inputs, reference=reference, memory=memory, dropout=dropout, kinks=kinks)
+    held = _held_state(torch_model, ms_model) if localise else None
+    pair = {"weights": weights, "device": device, "seed": seed, "grad_inputs": grad_inputs, "reference": reference,
+            "dropout": dropout, "kinks": kinks}
+    runs = run_pair(torch_model, ms_model, inputs, ms_mode=ms_mode, memory=memory, **pair)
     report = judge_pair(runs, rtol=rtol, atol=atol, equal_nan=equal_nan, strict=strict)
+    if localise is True or (localise == "auto" and not report.passed):
+        as_run = _held_state(torch_model, ms_model)     # the models are left as the run left them, not the rerun
+        held()
+        try:
+            memory_failed = any(r.kind == "memory" and not r.passed for r in report.rows)
+            found = localise_pair(torch_model, ms_model, inputs, ms_mode=ms_mode, rtol=rtol, atol=atol,
+                                  equal_nan=equal_nan, memory=memory_failed, **pair).as_json()
+        except Exception as err:     # the verdict stands without it: say why, never raise over the report
+            why = f"localisation did not run: the watched rerun raised {type(err).__name__}: {err}"
+            found = {"skipped": why, "lines": [why]}
+        finally:
+            as_run()
+        report.meta["localisation"] = found
     report.meta.update({
         "weights": weights,
         "strict": strict,
@@ -1099,6 +1141,48 @@ def compare(
         "seed": seed,
     })
     return report
+
+
+LOCALISE = ("auto", True, False)
+
+
+def localise_pair(torch_model, ms_model, inputs, *, ms_mode: str = "pynative", rtol: Tolerance = None,
+                  atol: Tolerance = None, equal_nan: bool = False, memory: bool = False, **run_kwargs):
+    """Run the pair again with every module call watched (compat.localise) and say where it first parts: a
+    Localisation. Hooks need PyNative: a GRAPH-mode pair is localised in PyNative, and the note says so.
+    ``memory``: also count the bytes kept for backward by module, and say where MindSpore keeps the most beyond
+    torch (what a failing memory row asks)."""
+    from .localise import Watch, locate, paired_runs
+
+    watch = Watch()
+    runs = run_pair(torch_model, ms_model, inputs, ms_mode="pynative", watch=watch, memory=memory, **run_kwargs)
+    judged = compare_results(**paired_runs(watch, runs.reference is not None), rtol=rtol, atol=atol,
+                             equal_nan=equal_nan)
+    note = ("localised in PyNative mode: MindSpore's hooks do not run in GRAPH mode, where the pair failed"
+            if ms_mode != "pynative" else "")
+    return locate(watch, judged, note, memory=memory)
+
+
+def _held_state(torch_model, ms_model):
+    """A function putting both models' parameters and buffers back as they are now (a run moves BatchNorm's
+    statistics; weights="as-is" judges what each model holds)."""
+    import torch
+    from mindspore import Tensor
+
+    torch_held = {k: v.detach().clone() for k, v in torch_model.state_dict(keep_vars=True).items()}
+    ms_held = [(p, _ms_numpy(p), p.dtype) for p in [*ms_model.get_parameters(),
+                                                         *(b for _n, b in ms_model.named_buffers())]]
+
+    def restore():
+        with torch.no_grad():
+            for k, v in torch_model.state_dict(keep_vars=True).items():
+                v.copy_(torch_held[k])
+        for p, arr, dtype in ms_held:
+            if hasattr(p, "set_data"):
+                p.set_data(Tensor(arr).astype(dtype))
+            else:
+                p.assign_value(Tensor(arr).astype(dtype))
+    return restore
 
 
 def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None, equal_nan: bool = False,

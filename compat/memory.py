@@ -32,11 +32,14 @@ _active: list["SavedTensors"] = []      # the counters entered, innermost last
 class SavedTensors:
     """Context manager counting what autograd saves for backward while it is active."""
 
-    def __init__(self, framework: str):
+    def __init__(self, framework: str, owner=None):
         if framework not in ("torch", "mindspore"):
             raise ValueError(f"framework must be 'torch' or 'mindspore', not {framework!r}")
         self.framework = framework
         self.storages: dict[int, int] = {}
+        # owner(tensor): the module a saved storage is charged to (compat.localise.Watch.owner); bytes by owner
+        self.owner = owner
+        self.by_owner: Counter = Counter()
         self.tensors = 0
         # selective checkpointing's decisions: (op as the policy saw it, saved) and (op as it ran, saved) -> count
         self.decisions: Counter = Counter()
@@ -51,9 +54,12 @@ class SavedTensors:
         self.tensors += 1
         if self.framework == "torch":
             storage = t.untyped_storage()
-            self.storages[storage.data_ptr()] = storage.nbytes()
+            key, nbytes = storage.data_ptr(), storage.nbytes()
         else:
-            self.storages[t.data_ptr()] = t.nbytes
+            key, nbytes = t.data_ptr(), t.nbytes
+        if self.owner is not None and key not in self.storages:
+            self.by_owner[self.owner(t)] += nbytes
+        self.storages[key] = nbytes
         return t
 
     def __enter__(self):

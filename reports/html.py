@@ -210,6 +210,7 @@ def _suite(doc: dict):
                     rank=_CASE_RANK.get(r["status"], 9), message_head=head or r["status"], message_rest=rest,
                     err=_num(err), err_value="" if err is None else repr(float(err)),
                     tolerance=tolerance, seconds=r.get("seconds", ""), rows=rows,
+                    localisation=_localisation(meta),
                     curves=_curves(report) if training else None,
                     figures=[(k, _num(v) if isinstance(v, float) else v) for k, v in figures.items()
                              if k != "measure"])
@@ -440,6 +441,15 @@ def _table(doc: dict):
 
 
 # ------------------------------------------------------------------------------------------------------- demo
+
+def _localisation(meta: dict) -> dict | None:
+    """compare()'s localisation (compat.localise), as the localisation macro draws it; None without one."""
+    loc = meta.get("localisation")
+    if not loc:
+        return None
+    return dict(lines=loc.get("lines") or [], tree=loc.get("tree") or [],
+                first=any(m.get("first") for m in loc.get("tree") or ()))
+
 
 def _compare_rows(report: dict | None) -> list[dict]:
     rows = []
