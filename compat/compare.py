@@ -103,7 +103,8 @@ from recompat.constants import MS_MODES, either
 
 from . import kink_replay
 from .kink_replay import MINDSPORE, NOUNS, TORCH
-from .memory import MEASURE, SavedTensors
+from .localise import ROOT as LOCALISE_ROOT
+from .memory import MEASURE, SavedTensors, TorchReruns, mindspore_marks
 from .roundoff import FLOAT32_EPS, PROBE_ULPS, gradient_probe, probe_seeds, spread
 from .runs import (KINDS, MindSporeGraphError, RunResult, _ms_numpy, _needs_grad, normalise_inputs, run_mindspore,
                    run_torch)
@@ -874,6 +875,7 @@ class PairRuns:
     actual_reference: RunResult | None = None     # the float64 run along MindSpore's branches, where they differ
     probes: list[RunResult] = field(default_factory=list)   # the reference again, round-off in its backward
     no_probe: str = ""            # why a probe did not run, where one did not
+    memory_reason: str = ""       # why the bytes kept for backward were judged, or not (memory_check)
 
 
 REFERENCES = ("auto", "float64", None)
@@ -931,7 +933,7 @@ def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0
 
 
 def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: str = "pynative", device: str = "cpu",
-             seed: int = 0, grad_inputs=None, reference: str | None = "auto", memory: bool = False,
+             seed: int = 0, grad_inputs=None, reference: str | None = "auto", memory: bool | str = "auto",
              dropout: str = "replay", kinks: bool = True, watch=None) -> PairRuns:
     """Transfer the weights (``weights`` names the source side) and run both models once, forward and backward;
     with ``reference`` "float64" also a float64 copy of the torch model ("auto": the same, or none, saying why in
@@ -947,12 +949,16 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
         raise ValueError(f"ms_mode must be {' or '.join(map(repr, MS_MODES))}, not {ms_mode!r}")
     if dropout not in DROPOUT:
         raise ValueError(f"dropout must be {either(map(repr, DROPOUT))}, not {dropout!r}")
-    if memory and ms_mode != "pynative":
+    if memory not in MEMORY:
+        raise ValueError(f"memory must be {either(map(repr, MEMORY))}, not {memory!r}")
+    if memory is True and ms_mode != "pynative":
         raise ValueError("memory=True counts the bytes kept for backward through saved-tensor hooks, which MindSpore "
                          "has in PyNative mode only: pass ms_mode='pynative'")
     _same_mode(torch_model, ms_model)
+    # "auto": torch's side is counted, and MindSpore's too where either model recomputes (memory_check)
+    counting = memory is True or (memory == "auto" and ms_mode == "pynative")
     counters = {f: SavedTensors(f, watch.owner(f) if watch else None) for f in ("torch", "mindspore")} \
-        if memory else None
+        if counting else {}
     held = []
     if weights == "as-is":
         transfer = transfer_weights(torch_model, ms_model, copy=False)
@@ -967,23 +973,64 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     # GRAPH mode compiles MindSpore's dropout, ReLU and max-pool into the graph: there nothing is recorded or replayed
     tapes = Tapes.for_pair(ms_mode, dropout, kinks)
 
-    counter = (counters or {}).get
+    reruns = TorchReruns(torch_model) if memory == "auto" else contextlib.nullcontext()
     with _side("torch", torch_model, "the MindSpore side was not run"), tapes.torch() as phase, \
-            _watched(watch, "torch", torch_model):
+            _watched(watch, "torch", torch_model), reruns:
         expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs,
-                             forward_context=forward_context(counter("torch"), phase, watch))
+                             forward_context=forward_context(counters.get("torch"), phase, watch, reruns))
+    why = memory_check(memory, ms_mode, reruns, ms_model)
+    if not why.checked:
+        counters.pop("mindspore", None)
     with _side("MindSpore", ms_model, "the torch side ran"), tapes.mindspore() as phase, \
             _watched(watch, "mindspore", ms_model, name_map):
         actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs,
-                               forward_context=forward_context(counter("mindspore"), phase, watch))
+                               forward_context=forward_context(counters.get("mindspore"), phase, watch))
     refs = run_references(twin64, inputs, tapes, reference=reference, seed=seed, device=device,
                           grad_inputs=grad_inputs, watch=watch)
     _to_torch_layout(actual, transfer)
-    kept = {f: c.bytes for f, c in counters.items()} if counters else None
-    if watch is not None and counters:
+    kept = {f: c.bytes for f, c in counters.items()} if why.checked else None
+    if watch is not None and why.checked:
         watch.kept = {f: dict(c.by_owner) for f, c in counters.items()}
     return PairRuns(expected, actual, refs.reference, transfer, no_copy or refs.no_reference, held, kept, tapes,
-                    refs.actual_reference, refs.probes, refs.no_probe)
+                    refs.actual_reference, refs.probes, refs.no_probe, why.reason)
+
+
+MEMORY = ("auto", True, False)
+
+
+class MemoryCheck(NamedTuple):
+    checked: bool
+    reason: str      # why the bytes kept for backward are judged, or why not
+
+
+def memory_check(memory, ms_mode: str, reruns, ms_model) -> MemoryCheck:
+    """Whether run_pair judges the bytes kept for backward: memory=True always, False never, "auto" where either
+    model recomputes -- torch's modules that ran again in its backward (TorchReruns), MindSpore's marks
+    (mindspore_marks) -- in PyNative mode, where MindSpore has saved-tensor hooks."""
+    if memory is True:
+        return MemoryCheck(True, "asked (memory=True)")
+    if memory is False:
+        return MemoryCheck(False, "not asked (memory=False)")
+    if ms_mode != "pynative":
+        return MemoryCheck(False, "not judged in GRAPH mode, which has no saved-tensor hooks to count with")
+    marks = mindspore_marks(ms_model)
+    sides = [f"torch reruns {_count(len(reruns.modules), 'module')} in backward ({_listed(reruns.modules)})"
+             if reruns.modules else "", f"MindSpore marks {_count(len(marks), 'cell or operator', 'cells or operators')}"
+             f" for recompute ({_listed(marks)})" if marks else ""]
+    sides = [s for s in sides if s]
+    if not sides:
+        return MemoryCheck(False, "neither model checkpoints or recomputes: there is no saving to prove")
+    return MemoryCheck(True, " and ".join(sides))
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def _listed(names, at_most: int = 3) -> str:
+    names = sorted((n or LOCALISE_ROOT for n in names),
+                   key=lambda n: [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in n.split(".")])
+    return ", ".join(names[:at_most]) + (f", ... {len(names) - at_most} more" if len(names) > at_most else "")
 
 
 class References(NamedTuple):
@@ -1032,17 +1079,23 @@ def run_references(twin, inputs, tapes: Tapes, *, reference: str | None = "auto"
     return References(ref, ref_actual, "", probes, no_probe)
 
 
-def forward_context(counter=None, phase=None, watch=None):
+def forward_context(counter=None, phase=None, *watchers):
     """What runs.py enters around a forward (its forward_context): a memory counter (SavedTensors), the phase of
-    the tapes (compat.tapes), a localisation watch (compat.localise); None when none."""
-    if counter is None and phase is None and watch is None:
+    the tapes (compat.tapes), and what tells a forward call from a recomputation (a compat.localise.Watch, a
+    TorchReruns: their ``forward()``); None when none."""
+    watchers = [w for w in watchers if hasattr(w, "forward")]
+    if counter is None and phase is None and not watchers:
         return None
 
     @contextlib.contextmanager
     def entered():
-        with counter if counter is not None else contextlib.nullcontext(), \
-                phase.during_forward() if phase is not None else contextlib.nullcontext(), \
-                watch.forward() if watch is not None else contextlib.nullcontext():
+        with contextlib.ExitStack() as stack:
+            if counter is not None:
+                stack.enter_context(counter)
+            if phase is not None:
+                stack.enter_context(phase.during_forward())
+            for w in watchers:
+                stack.enter_context(w.forward())
             yield
     return entered
 
@@ -1071,7 +1124,7 @@ def compare(
     grad_inputs=None,
     reference: str | None = "auto",
     strict: bool = True,
-    memory: bool = False,
+    memory: bool | str = "auto",
     dropout: str = "replay",
     kinks: bool = True,
     localise: bool | str = "auto",
@@ -1094,9 +1147,12 @@ def compare(
     (BatchNorm momentum, LayerNorm eps, Dropout p) is a failing row of kind "setting", even where this run's
     numbers agree (momentum in evaluation mode); strict=False leaves it a transfer warning.
 
-    ``memory=True`` (PyNative only) also counts the bytes each side keeps for backward and adds a row of kind
-    "memory" that fails when MindSpore keeps more than MEMORY_SLACK times torch's: a port whose recompute mark was
-    lost computes the same numbers and saves nothing. Meant for a torch model that checkpoints.
+    ``memory``: "auto" (the default) counts the bytes each side keeps for backward wherever either model
+    recomputes (a torch module runs again in torch's backward; a MindSpore cell or operator is marked) and adds a
+    row of kind "memory" that fails when MindSpore keeps more than MEMORY_SLACK times torch's: a port whose
+    recompute mark was lost computes the same numbers and saves nothing. The row says why it was judged; a pair
+    where neither side recomputes has none (``meta["memory"]["skipped"]`` says so), nor has GRAPH mode, which has
+    no saved-tensor hooks. True judges it always (PyNative only), False never.
 
     ``dropout``: "replay" (the default; PyNative) hands the masks torch's dropout draws to MindSpore's and to the
     float64 reference (compat.dropout_replay), and so the values its forward draws itself (torch.rand, randn_like:
@@ -1203,9 +1259,14 @@ def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None
         report.rows += kink_row(runs.tapes.branches)
     if runs.kept is not None:
         plain = kept_without or {}
-        report.rows.append(memory_row(runs.kept["torch"], runs.kept["mindspore"], plain.get("torch"),
-                                      plain.get("mindspore")))
-        report.meta["memory"] = {**runs.kept, "without_recompute": dict(plain), "measure": MEASURE}
+        row = memory_row(runs.kept["torch"], runs.kept["mindspore"], plain.get("torch"), plain.get("mindspore"))
+        if runs.memory_reason:
+            row.message += f" (judged: {runs.memory_reason})"
+        report.rows.append(row)
+        report.meta["memory"] = {**runs.kept, "without_recompute": dict(plain), "measure": MEASURE,
+                                 "why": runs.memory_reason}
+    elif runs.memory_reason:
+        report.meta["memory"] = {"skipped": runs.memory_reason}
     _unpaired_by_design(report, transfer)
     if runs.no_reference:
         report.meta["reference"] = {"skipped": runs.no_reference}

@@ -40,7 +40,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .runs import RunResult, flatten_outputs
+from .runs import ForwardPhase, RunResult, flatten_outputs
 
 ROOT = "<model>"        # the name of the whole model's path ("") in records and reports
 MOST = 0.9              # locate_memory descends into a sub-module holding this share of its module's excess
@@ -58,7 +58,7 @@ def split_name(name: str) -> tuple[str, int, str]:
     return ("" if path == ROOT else path), int(call), what
 
 
-class Watch:
+class Watch(ForwardPhase):
     """Hooks recording every module call's outputs and input gradients, one RunResult per run (``runs``, by label).
     Enter ``torch(model, label)`` or ``mindspore(cell, label, name_map)`` around a run and ``forward()`` around its
     forward (compare's forward_context does)."""
@@ -68,7 +68,6 @@ class Watch:
         self.classes: dict[str, dict[str, str]] = {"torch": {}, "mindspore": {}}   # torch path -> class name
         self.ms_paths: dict[str, str] = {}       # torch path -> MindSpore path, for the cells watched
         self._torch_paths: set[str] = set()
-        self._in_forward = False
         self._running: dict[str, list[str]] = {"torch": [], "mindspore": []}   # the calls open, innermost last
         # output storage -> (module, the output: held, so that no later tensor takes its address while watched)
         self._produced: dict[str, dict[int, tuple[str, Any]]] = {"torch": {}, "mindspore": {}}
@@ -81,14 +80,6 @@ class Watch:
         in the caller, MindSpore's recompute inside the block), while it is the output of the same module."""
         running, produced = self._running[framework], self._produced[framework]
         return lambda t: produced.get(_storage(t), (running[-1] if running else "",))[0]
-
-    @contextlib.contextmanager
-    def forward(self):
-        self._in_forward = True
-        try:
-            yield
-        finally:
-            self._in_forward = False
 
     def _result(self, label: str, framework: str) -> RunResult:
         if label in self.runs:
@@ -110,7 +101,7 @@ class Watch:
         def pre_hook(path):
             def hook(module, args):
                 call = None
-                if self._in_forward:
+                if self.in_forward:
                     call = calls[path] = calls.get(path, -1) + 1
                     open_calls.setdefault(path, []).append(call)
                     self._running["torch"].append(path)
@@ -131,7 +122,7 @@ class Watch:
 
         def forward_hook(path):
             def hook(module, args, output):
-                if not self._in_forward or not open_calls.get(path):
+                if not self.in_forward or not open_calls.get(path):
                     return
                 call = open_calls[path].pop()
                 self._running["torch"].pop()
@@ -168,13 +159,13 @@ class Watch:
 
         def pre_hook(path):
             def hook(c, inputs):
-                if self._in_forward:
+                if self.in_forward:
                     self._running["mindspore"].append(path)
             return hook
 
         def forward_hook(path):
             def hook(c, inputs, output):
-                if not self._in_forward:
+                if not self.in_forward:
                     return
                 self._running["mindspore"].pop()
                 call = calls[path] = calls.get(path, -1) + 1

@@ -23,6 +23,8 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 
+from .runs import ForwardPhase
+
 MEASURE = ("bytes of tensors saved for backward by the forward pass (saved-tensor hooks and selective-checkpointing "
            "stores, unique storages)")
 
@@ -151,3 +153,54 @@ def mindspore_recompute_off():
         yield
     finally:
         mindspore.recompute = original
+
+
+class TorchReruns(ForwardPhase):
+    """The torch modules whose forward runs again during backward while active: what checkpointing recomputes
+    (torch's checkpoint, reentrant or not, checkpoint_wrapper, checkpoint_sequential, or a function calling
+    modules). One global forward pre-hook (torch.nn.modules.module.register_module_forward_pre_hook); ``forward()``
+    marks the forward, where a call is no rerun."""
+
+    def __init__(self, model):
+        self.names = {id(m): name for name, m in model.named_modules()}
+        self.seen: set[str] = set()
+        self._handle = None
+
+    @property
+    def modules(self) -> list[str]:
+        """The outermost modules that ran again (a checkpointed block, not its layers)."""
+        return outermost(self.seen)
+
+    def _seen(self, module, args):
+        if not self.in_forward and id(module) in self.names:
+            self.seen.add(self.names[id(module)])
+
+    def __enter__(self):
+        from torch.nn.modules.module import register_module_forward_pre_hook
+
+        self._handle = register_module_forward_pre_hook(self._seen)
+        return self
+
+    def __exit__(self, *exc):
+        self._handle.remove()
+        return False
+
+
+def mindspore_marks(cell) -> list[str]:
+    """The cells of ``cell`` marked with ``Cell.recompute()`` and the operators marked with
+    ``Primitive.recompute()``, as paths ("" the cell itself; an operator as "path:op")."""
+    marked = outermost(path for path, sub in cell.cells_and_names() if getattr(sub, "_has_config_recompute", False))
+    from .graph_recompute import primitive_marks
+
+    return marked + [f"{scope}:{op}" for scope, op in primitive_marks(cell)
+                     if not any(_within(scope, m) for m in marked)]
+
+
+def outermost(paths) -> list[str]:
+    """The module paths not inside another of them (a marked block, not its layers nor its recompute wrapper)."""
+    paths = set(paths)
+    return sorted(p for p in paths if not any(o != p and _within(p, o) for o in paths))
+
+
+def _within(path: str, outer: str) -> bool:
+    return not outer or path == outer or path.startswith(outer + ".")

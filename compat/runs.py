@@ -85,6 +85,21 @@ COTANGENT = ("numpy default_rng(seed).standard_normal(shape), one per floating o
              "dict keys sorted")
 
 
+class ForwardPhase:
+    """Tells a forward call from a recomputation in backward: ``forward()`` is entered around the forward (the
+    callers' forward_context does), and ``in_forward`` is true inside it."""
+
+    in_forward = False
+
+    @contextlib.contextmanager
+    def forward(self):
+        self.in_forward = True
+        try:
+            yield
+        finally:
+            self.in_forward = False
+
+
 class MindSporeGraphError(RuntimeError):
     """MindSpore GRAPH mode could not compile or run the model."""
 

@@ -939,7 +939,11 @@ def test_memory_fails_a_port_whose_recompute_mark_was_lost():
     assert [r.kind for r in lost.failures] == ["memory"], str(lost)
     assert "recompute mark lost" in lost.failures[0].message
     assert lost.meta["memory"]["mindspore"] > 2 * lost.meta["memory"]["torch"]
-    assert compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(False, "function", 0), x).passed
+    # at the defaults too (torch checkpoints, so the bytes are judged); memory=False judges the numbers only
+    at_defaults = compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(False, "function", 0), x)
+    assert [r.kind for r in at_defaults.failures] == ["memory"], str(at_defaults)
+    assert compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(False, "function", 0), x,
+                   memory=False).passed
     with pytest.raises(ValueError, match="PyNative mode only"):
         compare(pair.build_torch(True, "checkpoint", 0), pair.build_mindspore(True, "function", 0), x,
                 memory=True, ms_mode="graph")
@@ -994,7 +998,9 @@ def test_active_dropout_is_judged_with_torchs_masks_replayed(torch_checkpointed,
     the masks torch drew (Cell.recompute()'s recomputation keeps nn.Dropout's mask, as torch's does), so the
     correct port passes; each side drawing its own masks fails however right the port is."""
     x = [_x(16, 32)]
-    report = compare(*_trained(_TorchDrop(torch_checkpointed), _MsDrop(recompute=ms_recompute)), x)
+    # memory=False: the masks are the subject; Cell.recompute() keeps each cell's output in PyNative, which at one
+    # layer is more than MEMORY_SLACK times what torch's checkpoint keeps (tests/test_memory_default.py judges it)
+    report = compare(*_trained(_TorchDrop(torch_checkpointed), _MsDrop(recompute=ms_recompute)), x, memory=False)
     assert report.passed, str(report)
     row = report.row("dropout masks")
     assert row.passed and "torch drew 2 dropout masks (p 0.1, 0.3); MindSpore's forward took 2" in row.message
@@ -1154,7 +1160,7 @@ def test_two_dropouts_of_one_input_replay_in_their_order_and_a_wrong_port_still_
     """Recomputations matched by input hand equal inputs their masks in forward order: the correct port passes
     (no redraw reported), and a port that cuts d1's gradient fails (the float64 reference stays the same model)."""
     x = [_x(16, 32)]
-    report = compare(*_trained(_TorchTwoDrops(), _MsTwoDrops()), x)
+    report = compare(*_trained(_TorchTwoDrops(), _MsTwoDrops()), x, memory=False)    # the masks only, as above
     assert report.passed, str(report)
     torch.manual_seed(0)
     wrong = compare(*_trained(_TorchTwoDrops(), _MsTwoDrops(detached=True)), x)

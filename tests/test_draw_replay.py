@@ -105,7 +105,8 @@ def test_mindspores_recompute_draws_a_new_sample_where_torch_recomputes_with_the
     assert report.row("output").passed and not report.row("enc.weight.grad").passed, str(report)
     assert not row.passed and "MindSpore's recomputation drew 1 new value" in row.message
     torch.manual_seed(0)
-    plain = compare(*_trained(TorchSampler(checkpointed=True), MsSampler()), [_x(32, 16)])
+    # the numbers only (memory=False: a port without recompute is a lost mark, which the memory row fails)
+    plain = compare(*_trained(TorchSampler(checkpointed=True), MsSampler()), [_x(32, 16)], memory=False)
     assert plain.passed, str(plain)     # torch's recomputation replays as its forward: a port without recompute agrees
 
 
