@@ -67,8 +67,11 @@ What else fails a pair (compare())
     A paired layer whose setting differs (BatchNorm momentum, LayerNorm eps, conv padding, Dropout p: the
     params marked ``compare`` in mappings/) is a failing row of kind ``setting`` (``strict=True``, the default),
     even where this run's numbers agree: momentum does nothing in evaluation mode, eps nothing on rows of large
-    variance. ``weights="as-is"`` copies nothing and first judges the values the two models hold, bit for bit
-    (rows of kind ``weight``): the user's own conversion is what is tested. Sides in different modes are refused
+    variance. The user's own weight conversion is judged wherever they brought one (compat.user_weights): a
+    MindSpore model that already holds torch's values (``weights="auto"``, the default), a ``.ckpt`` or a torch
+    file given as ``weights=``, or ``weights="as-is"``: nothing is copied, and the values the two models hold are
+    first judged (rows of kind ``weight``, bit for bit, but within round-off for buffers such as BatchNorm's
+    statistics, which a run moves, and for weights "auto" found alike); two freshly built models get torch's weights copied in, and the report says which. Sides in different modes are refused
     where a layer cares (BatchNorm, Dropout). A buffer the weight transfer left unpaired for a stated reason (a
     non-persistent torch buffer such as ``position_ids`` against a constant in the port) is reported, not failed.
     ``memory=True`` adds the bytes each side keeps for backward (a row of kind ``memory``): a port whose recompute
@@ -94,6 +97,7 @@ import collections
 import contextlib
 import json
 import math
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, NamedTuple, Sequence
 
@@ -109,6 +113,7 @@ from .roundoff import FLOAT32_EPS, PROBE_ULPS, gradient_probe, probe_seeds, spre
 from .runs import (KINDS, MindSporeGraphError, RunResult, _ms_numpy, _needs_grad, normalise_inputs, run_mindspore,
                    run_torch)
 from .tapes import Tapes
+from .user_weights import choose_weights, unused_rows
 
 # torch.testing.assert_close defaults (torch/testing/_comparison.py, _DTYPE_PRECISIONS)
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
@@ -299,6 +304,9 @@ class CompareReport:
         if skipped:
             lines.append(f"judged by rtol/atol, not by the float64 reference: {skipped}")
         lines.append(self.summary())
+        judged = (self.meta.get("weights") or {}).get("judged") if isinstance(self.meta.get("weights"), dict) else None
+        if judged:
+            lines.append(f"weights judged: {judged}")
         lines += (self.meta.get("localisation") or {}).get("lines", [])
         return "\n".join(lines)
 
@@ -637,14 +645,17 @@ def transfer_rows(transfer, strict: bool = True, deliberate: Mapping[str, str] |
     return rows
 
 
-def weight_rows(transfer) -> list[CompareRow]:
+def weight_rows(transfer, exact: bool = True) -> list[CompareRow]:
     """compare(weights="as-is"): each paired parameter and buffer as the two models hold it before the run (kind
-    "weight"), equal bit for bit (within the MindSpore dtype's default tolerance where the dtypes differ): the
-    user's own weight conversion is what is judged."""
+    "weight"): parameters equal bit for bit (``exact``), buffers (BatchNorm's statistics, which a run in training
+    mode moves by each framework's own round-off) and tensors of two dtypes within the MindSpore dtype's default
+    tolerance (all of them where not ``exact``): the user's own weight conversion is what is judged."""
     rows = []
+    buffers = set(transfer.buffers)
     for name, t, m in transfer.values():
         t_dt, m_dt = t.dtype.name, m.dtype.name
-        r_tol, a_tol = (0.0, 0.0) if t_dt == m_dt else default_tolerance(m_dt)
+        bitwise = exact and t_dt == m_dt and name not in buffers
+        r_tol, a_tol = (0.0, 0.0) if bitwise else default_tolerance(m_dt)
         max_abs, max_rel, cos, within, mean, msg = _compare_arrays(t, m, r_tol, a_tol, equal_nan=True)
         rows.append(CompareRow(
             name=name, kind="weight", expected_shape=tuple(t.shape), actual_shape=tuple(m.shape),
@@ -934,12 +945,13 @@ def run_reference(twin, inputs, *, reference: str | None = "auto", seed: int = 0
 
 def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: str = "pynative", device: str = "cpu",
              seed: int = 0, grad_inputs=None, reference: str | None = "auto", memory: bool | str = "auto",
-             dropout: str = "replay", kinks: bool = True, watch=None) -> PairRuns:
+             dropout: str = "replay", kinks: bool = True, watch=None, exact_weights: bool = True) -> PairRuns:
     """Transfer the weights (``weights`` names the source side) and run both models once, forward and backward;
     with ``reference`` "float64" also a float64 copy of the torch model ("auto": the same, or none, saying why in
     ``no_reference``, when the torch model cannot be copied or run in float64). See compare(). ``watch``: a
     compat.localise.Watch recording every module call of every run (labels "torch", "mindspore", "torch:reference",
-    "torch:probe<i>", "MindSpore:reference")."""
+    "torch:probe<i>", "MindSpore:reference"). ``exact_weights``: weights="as-is" judges the parameters held bit for
+    bit (False: within round-off, as compare(weights="auto") found them alike)."""
     from .weights import transfer_weights
 
     reference = wants_reference(reference)
@@ -962,7 +974,7 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     held = []
     if weights == "as-is":
         transfer = transfer_weights(torch_model, ms_model, copy=False)
-        held = weight_rows(transfer)         # before a step moves the buffers
+        held = weight_rows(transfer, exact_weights)         # before a step moves the buffers
     elif weights == "torch":
         transfer = transfer_weights(torch_model, ms_model)
     else:
@@ -1114,7 +1126,7 @@ def compare(
     ms_model,
     inputs,
     *,
-    weights: str = "torch",
+    weights: str | os.PathLike = "auto",
     ms_mode: str = "pynative",
     rtol: Tolerance = None,
     atol: Tolerance = None,
@@ -1129,7 +1141,7 @@ def compare(
     kinks: bool = True,
     localise: bool | str = "auto",
 ) -> CompareReport:
-    """Transfer weights (``weights`` names the source side), run both, compare torch (expected)
+    """Transfer weights (``weights`` says which), run both, compare torch (expected)
     with MindSpore (actual). A weight-transfer error (``WeightTransferError``) propagates: a pair
     whose weights cannot be matched is a broken pair, not a numerical difference. A model that raises is a
     ``ModelRunError`` naming the side (GRAPH mode that cannot compile: ``MindSporeGraphError``).
@@ -1141,9 +1153,12 @@ def compare(
     judged by rtol/atol too, and the report says why. "float64" insists on the reference (the copy's error is
     raised); None judges by rtol/atol only.
 
-    ``weights``: "torch" (the default) copies torch's weights into the MindSpore model, "mindspore" the other way;
-    "as-is" copies nothing and first judges the values the two models hold (rows of kind "weight", equal bit for
-    bit), so the user's own conversion is tested. ``strict`` (the default): a paired layer whose setting differs
+    ``weights`` (compat.user_weights): "auto" (the default) judges the MindSpore model's own weights where it
+    already holds torch's values for most of torch's parameters (the user converted them: nothing is copied, and
+    the values both models hold are first judged, rows of kind "weight"), and copies torch's in for two freshly
+    built models; the path of a ``.ckpt`` (or of a torch file, converted as ``recompat weights`` does) loads it into
+    the MindSpore model and judges it so; "as-is" judges what each holds; "torch" copies torch's weights into the
+    MindSpore model, "mindspore" the other way. ``meta["weights"]["judged"]`` (printed) says which. ``strict`` (the default): a paired layer whose setting differs
     (BatchNorm momentum, LayerNorm eps, Dropout p) is a failing row of kind "setting", even where this run's
     numbers agree (momentum in evaluation mode); strict=False leaves it a transfer warning.
 
@@ -1171,11 +1186,13 @@ def compare(
     if localise not in LOCALISE:
         raise ValueError(f"localise must be {either(map(repr, LOCALISE))}, not {localise!r}")
     reference = wants_reference(reference, rtol, atol)
+    choice = choose_weights(torch_model, ms_model, weights)     # a file is loaded before the state is held
     held = _held_state(torch_model, ms_model) if localise else None
-    pair = {"weights": weights, "device": device, "seed": seed, "grad_inputs": grad_inputs, "reference": reference,
+    pair = {"weights": choice.run_with, "exact_weights": choice.exact, "device": device, "seed": seed, "grad_inputs": grad_inputs, "reference": reference,
             "dropout": dropout, "kinks": kinks}
     runs = run_pair(torch_model, ms_model, inputs, ms_mode=ms_mode, memory=memory, **pair)
     report = judge_pair(runs, rtol=rtol, atol=atol, equal_nan=equal_nan, strict=strict)
+    report.rows[:0] = unused_rows(choice)
     if localise is True or (localise == "auto" and not report.passed):
         as_run = _held_state(torch_model, ms_model)     # the models are left as the run left them, not the rerun
         held()
@@ -1190,7 +1207,7 @@ def compare(
             as_run()
         report.meta["localisation"] = found
     report.meta.update({
-        "weights": weights,
+        "weights": choice.as_json(),
         "strict": strict,
         "ms_mode": ms_mode,
         "device": device,

@@ -183,7 +183,7 @@ def run_model_example(torch_path: str | Path, mindspore_path: str | Path) -> Exa
 
     _forward_alone(ms_model, inputs, mindspore_path)
     try:
-        report = compare(torch_model, ms_model, inputs, rtol=rtol, atol=atol)
+        report = compare(torch_model, ms_model, inputs, rtol=rtol, atol=atol, weights="torch")
     except WeightTransferError as exc:
         raise ExampleError(f"{mindspore_path}: its Example does not hold the same weights as {torch_path}'s:\n"
                            f"{exc}") from exc

@@ -180,7 +180,9 @@ def recompat_hunt(request, recompat_options):
 @pytest.fixture
 def recompat_compare(request, recompat_options):
     """compare(torch_model, ms_model, inputs, **kwargs) with the session's MindSpore mode and device; the report
-    goes to --recompat-json. kwargs are compare()'s (weights=, rtol=, atol=, grad_inputs=, ms_mode=, ...)."""
+    goes to --recompat-json. kwargs are compare()'s (weights=, rtol=, atol=, grad_inputs=, ms_mode=, ...): at its
+    default weights="auto" a MindSpore model holding the user's converted weights is judged as held, and
+    weights="model.ckpt" loads a checkpoint into it first."""
     from recompat.compat import compare
 
     def run(torch_model, ms_model, inputs, **kwargs):

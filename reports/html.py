@@ -211,6 +211,8 @@ def _suite(doc: dict):
                     err=_num(err), err_value="" if err is None else repr(float(err)),
                     tolerance=tolerance, seconds=r.get("seconds", ""), rows=rows,
                     localisation=_localisation(meta),
+                    weights=(meta.get("weights") or {}).get("judged", "") if isinstance(meta.get("weights"), dict)
+                    else "",
                     curves=_curves(report) if training else None,
                     figures=[(k, _num(v) if isinstance(v, float) else v) for k, v in figures.items()
                              if k != "measure"])
