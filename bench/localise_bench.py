@@ -125,19 +125,28 @@ def plants(torch_model, name_map: dict, count: int) -> list[tuple[str, str]]:
     return [(path, owners[path]) for path in chosen[::step][:count]]
 
 
-def real(count: int) -> None:
+def translated_vit(root: Path) -> Path | None:
+    """vit-pytorch's installed package (its folder), translated into root/out/vit_pytorch with
+    `recompat translate --scope model`; None where it is not installed."""
     from recompat.cli import main
 
     spec = importlib.util.find_spec("vit_pytorch")
     if spec is None:
-        print("(2) skipped: vit-pytorch is not installed (make install)")
-        return
+        print("skipped: vit-pytorch is not installed (make install)")
+        return None
     installed = Path(list(spec.submodule_search_locations)[0])
+    shutil.copytree(installed, root / "source" / "vit_pytorch", ignore=shutil.ignore_patterns("__pycache__"))
+    main(["translate", str(root / "source" / "vit_pytorch"), "--scope", "model", "-o", str(root / "out" / "vit_pytorch"),
+          "-q"])
+    return installed
+
+
+def real(count: int) -> None:
     root = Path(tempfile.mkdtemp(prefix="localise-bench-"))
     try:
-        shutil.copytree(installed, root / "source" / "vit_pytorch", ignore=shutil.ignore_patterns("__pycache__"))
-        main(["translate", str(root / "source" / "vit_pytorch"), "--scope", "model", "-o",
-              str(root / "out" / "vit_pytorch"), "-q"])
+        installed = translated_vit(root)
+        if installed is None:
+            return
         x = [np.linspace(-1.0, 1.0, 2 * 3 * 32 * 32, dtype=np.float32).reshape(2, 3, 32, 32)]
         print(f"\n(2) vit-pytorch, translated: one parameter scaled by 1.01 on the MindSpore side, {count} modules "
               "per model")

@@ -11,7 +11,10 @@ user's own torch objects. Its MindSpore counterpart is built from the piece's en
 (``counterpart``): the settings are read from the torch object (an optimizer's param groups, a loss's or
 schedule's attributes, the clip's keyword arguments) and passed on, renamed and converted, as the entry says; a
 setting that cannot carry over (the entry drops it with RC309) is refused with the entry's reason. A port's own
-MindSpore pieces can be given instead (``mindspore_optimizer=`` and so on): that is how a port is tested.
+MindSpore pieces can be given instead (``mindspore_optimizer=``, ``mindspore_clip_grad_norm=``, and so on): that is
+how a port is tested, and the harness then gives that side nothing of torch's (a port that forgot its clipping
+fails; an optimizer carrying its own rates is that port's schedule). The rate row judges a difference beside the
+largest rate used so far: what it does to the step, not the ulps of a rate that vanishes.
 
 Each step runs, on each side: forward, loss, backward, clipping, the optimizer's step, the schedule's step (torch's
 order; MindSpore's experimental schedules use the step-k rate at step k as torch does). Both models are trained in
@@ -194,15 +197,43 @@ def counterpart_schedule(schedule, ms_optimizer, maps=None):
 
 @dataclass
 class _Clip:
-    """Gradient clipping on both sides: torch's clip_grad_norm_ keyword arguments and MindSpore's counterpart."""
-    torch_kwargs: dict
-    ms_function: Any
-    ms_kwargs: dict
+    """Gradient clipping on both sides: torch's clip_grad_norm_ keyword arguments (None: torch clips nothing) and
+    MindSpore's, a function of the gradients (None: the port clips nothing), with the words the report gives it."""
+    torch_kwargs: dict | None
+    ms_clip: Any
+    text: str
 
     @classmethod
-    def make(cls, clip, maps) -> "_Clip | None":
-        if clip is None:
-            return None
+    def make(cls, clip, maps, port=_MISSING) -> "_Clip | None":
+        """torch's clip_grad_norm= and the port's mindspore_clip_grad_norm=: by default the counterpart of torch's
+        (mappings/training.yaml); None: the port clips nothing; a number or a dict: the counterpart's keyword
+        arguments in MindSpore's names; a callable: the port's own, gradients -> gradients."""
+        torch_kwargs = cls._torch_kwargs(clip, maps) if clip is not None else None
+        entry = maps.training_pair("grad_clip", "torch.nn.utils.clip_grad_norm_")
+        torch_text = f"torch.nn.utils.clip_grad_norm_({_kw(torch_kwargs)})" if torch_kwargs else "none"
+        if port is _MISSING:
+            if torch_kwargs is None:
+                return None
+            ms_kwargs = settings(entry, lambda n: torch_kwargs.get(n, _MISSING))
+            function = _resolve(entry.mindspore["api"])
+            return cls(torch_kwargs, lambda grads: function(grads, **ms_kwargs),
+                       f"{torch_text} -> {_dotted(function)}({_kw(ms_kwargs)}) (mappings/training.yaml)")
+        if port is None:
+            return cls(torch_kwargs, None, f"{torch_text} -> none (given: mindspore_clip_grad_norm=None)")
+        if callable(port):
+            return cls(torch_kwargs, port, f"{torch_text} -> {getattr(port, '__qualname__', repr(port))} (given)")
+        if isinstance(port, bool) or not isinstance(port, (int, float, dict)):
+            raise TrainingError(f"mindspore_clip_grad_norm={port!r}: give the port's clipping as a function of the "
+                                f"gradients (lambda grads: ops.clip_by_global_norm(grads, 1.0)), as "
+                                f"{entry.mindspore['api']}'s max_norm or keyword arguments, or None where the port "
+                                f"clips nothing")
+        function = _resolve(entry.mindspore["api"])
+        ms_kwargs = dict(port) if isinstance(port, dict) else {"max_norm": port}
+        return cls(torch_kwargs, lambda grads: function(grads, **ms_kwargs),
+                   f"{torch_text} -> {_dotted(function)}({_kw(ms_kwargs)}) (given)")
+
+    @staticmethod
+    def _torch_kwargs(clip, maps) -> dict:
         kwargs = dict(clip) if isinstance(clip, dict) else {"max_norm": clip}
         entry = maps.training_pair("grad_clip", "torch.nn.utils.clip_grad_norm_")
         if entry is None:
@@ -216,7 +247,7 @@ class _Clip:
                                 f"arguments "
                                 f"of clip_grad_norm_ with one ({', '.join(sorted(names))})"
                                 + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
-        return cls(kwargs, _resolve(entry.mindspore["api"]), settings(entry, lambda n: kwargs.get(n, _MISSING)))
+        return kwargs
 
 
 # ----------------------------------------------------------------------------------------------- the report
@@ -363,7 +394,7 @@ class _TorchSide:
             raise TrainingError(f"the loss gives shape {tuple(loss.shape)}, not one number: reduce it (reduction "
                                 "'mean' or 'sum') — a training step backpropagates one loss")
         loss.backward()
-        if self.clip is not None:   # the optimizer's parameters, as MindSpore clips the gradients it is given
+        if self.clip is not None and self.clip.torch_kwargs:   # the optimizer's, as MindSpore clips those it is given
             torch.nn.utils.clip_grad_norm_([p for g in self.optimizer.param_groups for p in g["params"]],
                                            **self.clip.torch_kwargs)
         self.optimizer.step()
@@ -385,9 +416,9 @@ class _MindSporeSide:
         self.grad = mindspore.value_and_grad(forward, None, optimizer.parameters)
 
     def lr(self) -> float | None:
-        """The first group's rate; None where it is not one number (an nn.Optimizer's dynamic rate)."""
+        """The rate of the coming step (first group); None where it is not one number (rates per group)."""
         groups = getattr(self.optimizer, "param_groups", None)
-        value = groups[0]["lr"] if groups else getattr(self.optimizer, "learning_rate", None)
+        value = groups[0]["lr"] if groups else self.optimizer.get_lr()    # an nn.Optimizer's, its own list too
         try:
             return float(value.asnumpy() if hasattr(value, "asnumpy") else value)
         except (TypeError, ValueError):
@@ -397,12 +428,46 @@ class _MindSporeSide:
         lr = self.lr()
         self._phase = phase
         loss, grads = self.grad(*(_ms_input(x) for x in inputs), _ms_input(target))
-        if self.clip is not None:
-            grads = self.clip.ms_function(grads, **self.clip.ms_kwargs)
+        if self.clip is not None and self.clip.ms_clip is not None:
+            grads = self.clip.ms_clip(grads)
         self.optimizer(grads)
         if self.schedule is not None:
             self.schedule.step()
         return float(loss.asnumpy()), lr
+
+
+def _own_rates(ms_opt, steps: int, ms_schedule) -> str:
+    """What a MindSpore nn optimizer's own schedule is (a list of rates, one per step, or a LearningRateSchedule),
+    or "" for one fixed rate (or an experimental optimizer, scheduled from outside). A list shorter than the run,
+    or a schedule given besides, is a TrainingError."""
+    if not getattr(ms_opt, "dynamic_lr", False) or getattr(ms_opt, "is_group_lr", False):
+        return ""
+    rates = getattr(ms_opt.learning_rate, "learning_rate", None)     # a list: kept as a Parameter of one per step
+    if rates is not None and len(rates.shape) == 1:
+        if rates.shape[0] < steps:
+            raise TrainingError(f"mindspore_optimizer carries a list of {rates.shape[0]} learning rates, one per "
+                                f"step, and the run takes {steps} steps: give at least {steps} rates, or steps="
+                                f"{rates.shape[0]}")
+        own = f"a list of {rates.shape[0]} rates, one per step"
+    else:
+        own = _dotted(type(ms_opt.learning_rate))
+    if ms_schedule is not None:
+        raise TrainingError(f"mindspore_optimizer carries its own rates ({own}) and mindspore_schedule= sets them "
+                            "too: give the port's schedule one way")
+    return own
+
+
+def _schedule_on(schedule, ms_opt, maps):
+    """The counterpart of torch's schedule on the port's optimizer; a TrainingError that says how to give the
+    port's rates where that optimizer cannot take one (a mindspore.nn optimizer takes its rates when built)."""
+    try:
+        return counterpart_schedule(schedule, ms_opt, maps)
+    except (TypeError, ValueError, AttributeError) as err:
+        raise TrainingError(
+            f"{type(schedule).__name__}: its MindSpore counterpart cannot set the rate of {_dotted(type(ms_opt))} "
+            f"({type(err).__name__}: {err}): a mindspore.nn optimizer takes its rates when built: give them as "
+            f"learning_rate=[one rate per step] or a mindspore.nn LearningRateSchedule, or pass the port's schedule "
+            f"as mindspore_schedule= on a mindspore.experimental.optim optimizer") from None
 
 
 def _fresh(optimizer, schedule) -> None:
@@ -476,18 +541,21 @@ def _twin_state(twin, transfer, result: RunResult, kind_of: dict[str, str]) -> N
 LR_ULPS_PER_STEP = 4.0
 
 
-def lr_row(step: int, torch_lr: float, ms_lr: float) -> CompareRow:
+def lr_row(step: int, torch_lr: float, ms_lr: float, largest: float | None = None) -> CompareRow:
     """The rate a step used on both sides (first param group): within LR_ULPS_PER_STEP float32 ulps per step so
-    far."""
+    far, of ``largest``, the largest rate torch has used so far (default: this one). A step moves the parameters
+    by its rate times the update, so a difference does what its size beside the rates that moved them says: a
+    rate that vanishes (a cosine schedule's end) is not judged by the ulps of a number near zero."""
     diff = abs(torch_lr - ms_lr)
-    allowed = LR_ULPS_PER_STEP * step * _EPS["float32"] * abs(torch_lr)
+    scale = max(abs(torch_lr), abs(largest or 0.0))
+    allowed = LR_ULPS_PER_STEP * step * _EPS["float32"] * scale
     passed = diff <= allowed
     return CompareRow(name="lr", kind="schedule", expected_shape=(), actual_shape=(), expected_dtype="float32",
                       actual_dtype="float32", max_abs_err=diff, max_rel_err=diff / abs(torch_lr) if torch_lr else None,
                       cosine=None, within=float(passed), rtol=0.0, atol=allowed, passed=passed,
                       message="" if passed else (f"the step's learning rate: torch {torch_lr:.9g}, MindSpore "
                                                  f"{ms_lr:.9g}, more than {LR_ULPS_PER_STEP:g} float32 ulps per step "
-                                                 f"apart"))
+                                                 f"of the largest rate so far ({scale:.9g}) apart"))
 
 
 def _divergence(expected: RunResult, actual: RunResult) -> float:
@@ -509,6 +577,7 @@ def compare_training(
     optimizer,
     schedule=None,
     clip_grad_norm=None,
+    mindspore_clip_grad_norm=_MISSING,
     mindspore_loss=None,
     mindspore_optimizer=None,
     mindspore_schedule=None,
@@ -525,7 +594,12 @@ def compare_training(
     """Train both models ``steps`` steps (default: one per batch; batches are reused in order when fewer) and judge
     after each one (the module docstring says how). ``loss``, ``optimizer`` (built on torch_model's parameters),
     ``schedule`` and ``clip_grad_norm`` (max_norm, or a dict of clip_grad_norm_'s keyword arguments) are torch's;
-    each ``mindspore_*`` is the port's own counterpart, built from mappings/training.yaml when not given.
+    each ``mindspore_*`` is the port's own counterpart, built from mappings/training.yaml when not given, and never
+    supplied to both sides: ``mindspore_clip_grad_norm`` is the port's clipping (a function of the gradients, such
+    as ``lambda g: ops.clip_by_global_norm(g, 1.0)``; the counterpart's max_norm or keyword arguments; None where
+    the port clips nothing), and a MindSpore nn optimizer built with its own rates (``learning_rate=[...]`` or a
+    LearningRateSchedule) is the port's schedule, judged against torch's ``schedule`` by each step's rate and by
+    the parameters it moves.
     ``weights``: "torch" copies torch's weights into the MindSpore model first; "as-is" trains each model from the
     values it holds. ``strict``: a paired layer whose setting differs (BatchNorm momentum) fails before the first
     step. ``dropout``, ``kinks``: as compare()'s. TrainingError for a setup that cannot run; nothing is trained
@@ -548,7 +622,7 @@ def compare_training(
         raise TrainingError(f"steps must be a positive int, not {steps!r}")
     split = [_split(b) for b in batches]
     _fresh(optimizer, schedule)
-    clip = _Clip.make(clip_grad_norm, maps)
+    clip = _Clip.make(clip_grad_norm, maps, mindspore_clip_grad_norm)
 
     torch_model.train()
     ms_model.set_train(True)
@@ -571,16 +645,19 @@ def compare_training(
         raise TrainingError("mindspore_schedule= sets the rate of another optimizer than the one that trains: "
                             "build it on mindspore_optimizer= (and pass both)")
     ms_loss = mindspore_loss or counterpart_loss(loss, maps)
+    own_rates = _own_rates(ms_opt, steps, mindspore_schedule)
     ms_sched = None
-    if schedule is not None:
-        ms_sched = mindspore_schedule or counterpart_schedule(schedule, ms_opt, maps)
+    if schedule is not None and not own_rates:
+        ms_sched = mindspore_schedule or _schedule_on(schedule, ms_opt, maps)
     pieces = {role: _piece(t, m, given) for role, t, m, given in (
         ("optimizer", optimizer, ms_opt, mindspore_optimizer is not None),
         ("loss", loss, ms_loss, mindspore_loss is not None),
-        ("schedule", schedule, ms_sched, mindspore_schedule is not None)) if t is not None}
+        ("schedule", schedule, ms_sched, mindspore_schedule is not None)) if t is not None and m is not None}
+    if own_rates:
+        pieces["schedule"] = (f"{_dotted(type(schedule)) if schedule is not None else 'none'} -> the rates "
+                              f"{_dotted(type(ms_opt))} carries: {own_rates} (given)")
     if clip is not None:
-        pieces["clip"] = f"torch.nn.utils.clip_grad_norm_({_kw(clip.torch_kwargs)}) -> " \
-                         f"{clip.ms_function.__module__}.{clip.ms_function.__name__}({_kw(clip.ms_kwargs)})"
+        pieces["clip"] = clip.text
 
     twin, no_reference = (None, "")
     if reference is not None:
@@ -594,6 +671,7 @@ def compare_training(
 
     out: list[TrainingStep] = []
     dropped_at = None              # the step from which the float64 run no longer trains as torch does
+    largest_lr = 0.0               # the largest rate torch has trained at so far
     fork = None                    # the float64 run along MindSpore's branches at kinks, from the step they parted
     for k in range(steps):
         inputs, target = split[k % len(split)]
@@ -639,8 +717,9 @@ def compare_training(
         rows = report.rows
         if twin is not None:
             rows += kink_row(tapes.branches)
+        largest_lr = max(largest_lr, abs(lrs[TORCH]))
         if lrs[MINDSPORE] is not None:
-            rows.append(lr_row(k + 1, lrs[TORCH], lrs[MINDSPORE]))
+            rows.append(lr_row(k + 1, lrs[TORCH], lrs[MINDSPORE], largest_lr))
         flipped = {side: tapes.branches.flipped(side) for side in (TORCH, MINDSPORE)
                    if tapes.branches is not None and twin is not None and tapes.branches.flipped(side)}
         out.append(TrainingStep(k + 1, losses, lrs, rows, _divergence(results[TORCH], results[MINDSPORE]), flipped))
@@ -676,6 +755,10 @@ def _unlike_twin(step: int, losses: dict, lrs: dict) -> str:
 
 def _kw(kwargs: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+def _dotted(obj) -> str:
+    return f"{obj.__module__}.{obj.__qualname__}"
 
 
 def _piece(torch_obj, ms_obj, given: bool) -> str:

@@ -68,7 +68,7 @@ def _case(name: str, planted: bool = False, *, norm: bool = False, ms_momentum: 
 def cases() -> list[TrainingCase]:
     import mindspore.experimental.optim as eo
     import torch
-    from mindspore import nn
+    from mindspore import nn, ops
 
     T = torch.optim
     S = T.lr_scheduler
@@ -91,6 +91,12 @@ def cases() -> list[TrainingCase]:
         _case("cosine", optimizer=adamw, schedule=lambda o: S.CosineAnnealingLR(o, T_max=30, eta_min=1e-4)),
         _case("linear warm-up", optimizer=adamw, schedule=lambda o: S.LinearLR(o, start_factor=0.25, total_iters=20)),
         _case("clipping", optimizer=sgd, clip_grad_norm=0.5),
+        _case("the port's own clipping", optimizer=sgd, clip_grad_norm=0.5,
+              mindspore_clip_grad_norm=lambda grads: ops.clip_by_norm(grads, max_norm=0.5)),
+        _case("the port's own rate list (nn.SGD)", optimizer=lambda p: T.SGD(p, lr=0.1),
+              schedule=lambda o: S.StepLR(o, step_size=7, gamma=0.5),
+              ms_pieces=lambda m: {"mindspore_optimizer": nn.SGD(m.trainable_params(), learning_rate=[
+                  0.1 * 0.5 ** (k // 7) for k in range(100)])}),
         _case("the port's own sgd", optimizer=sgd, ms_pieces=lambda m: {
             "mindspore_optimizer": eo.SGD(m.trainable_params(), lr=0.1, momentum=0.9, dampening=0.1,
                                           weight_decay=1e-3)}),
@@ -102,6 +108,7 @@ def cases() -> list[TrainingCase]:
         _case("adamw ported as nn.AdamWeightDecay (no bias correction)", True, optimizer=adamw,
               ms_pieces=lambda m: {"mindspore_optimizer": nn.AdamWeightDecay(m.trainable_params(), learning_rate=1e-2,
                                                                              eps=1e-8, weight_decay=0.05)}),
+        _case("clipping forgotten", True, optimizer=sgd, clip_grad_norm=0.5, mindspore_clip_grad_norm=None),
         _case("sgd's dampening dropped", True, optimizer=sgd, ms_pieces=lambda m: {
             "mindspore_optimizer": eo.SGD(m.trainable_params(), lr=0.1, momentum=0.9, weight_decay=1e-3)}),
         _case("batchnorm momentum without 1 - m (running statistics only)", True, norm=True, ms_momentum=0.1,
