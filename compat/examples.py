@@ -240,7 +240,7 @@ def run_training_example(torch_path: str | Path, mindspore_path: str | Path, ste
         torch_model = _build(torch_cls, torch_path)
     ms_model = _build(ms_cls, mindspore_path)
     try:
-        report = compare_training(torch_model, ms_model, batches, steps=steps, **setup(torch_model))
+        report = compare_training(torch_model, ms_model, batches, steps=steps, weights="torch", **setup(torch_model))
     except (TrainingError, TypeError) as exc:
         raise ExampleError(f"{torch_path}: {exc}") from exc
     if not report.passed:

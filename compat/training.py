@@ -18,7 +18,9 @@ largest rate used so far: what it does to the step, not the ulps of a rate that 
 
 Each step runs, on each side: forward, loss, backward, clipping, the optimizer's step, the schedule's step (torch's
 order; MindSpore's experimental schedules use the step-k rate at step k as torch does). Both models are trained in
-place, in training mode, from the same weights (``weights="torch"``: torch's copied into the MindSpore model first).
+place, in training mode, from the same weights: as compare() chooses them (compat.user_weights: the MindSpore
+model's own where it already holds torch's values, or a file's, judged before the first step; torch's copied in
+for two freshly built models).
 Integer batches (class labels) go to MindSpore as int32: its CrossEntropyLoss and NLLLoss refuse int64.
 
 The verdict after each step is compare()'s round-off rule, step by step: a float64 copy of the torch model trains
@@ -38,6 +40,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -48,14 +51,14 @@ from recompat.constants import TRAINING_PARTED, either
 
 from .compare import (_EPS, DROPOUT, FLOOR_ULPS, REFERENCE_UNLIKE, ROUNDOFF_FACTOR, CompareReport, CompareRow,
                       Tolerance, compare_results, expected_is_far, float64_twin, kink_row, transfer_rows,
-                      wants_reference)
+                      wants_reference, weight_rows)
 from .kink_replay import MINDSPORE, TORCH
+from .user_weights import check_weights, choose_weights, unused_rows
 from .runs import RunResult
 from .tapes import Tapes
 
 REFERENCE = "torch (float64 reference)"
 FORK = "torch (float64 along MindSpore's branches at kinks)"
-WEIGHTS = ("torch", "as-is")     # compare()'s, less "mindspore": torch's optimizer trains torch's weights
 
 
 class TrainingError(ValueError):
@@ -324,6 +327,8 @@ class TrainingReport:
         lines = [f"compare_training: {n} step{'s' if n != 1 else ''}, "
                  + ("PASSED" if self.passed else "FAILED") + (f" ({verdict})" if verdict else "")]
         lines += [f"  {role}: {text}" for role, text in self.pieces.items()]
+        if isinstance(self.meta.get("weights"), dict):
+            lines.append(f"  weights judged: {self.meta['weights']['judged']}")
         lines += [f"  setup: {r.name}: {r.message}" for r in self.setup if not r.passed]
         shown = sorted({1, n, *(s.step for s in self.steps if s.step in (10, 100)), *([self.first_failure.step]
                         if self.first_failure else [])} - {0})
@@ -582,7 +587,7 @@ def compare_training(
     mindspore_optimizer=None,
     mindspore_schedule=None,
     steps: int | None = None,
-    weights: str = "torch",
+    weights: str | os.PathLike = "auto",
     reference: str | None = "auto",
     rtol: Tolerance = None,
     atol: Tolerance = None,
@@ -600,8 +605,10 @@ def compare_training(
     the port clips nothing), and a MindSpore nn optimizer built with its own rates (``learning_rate=[...]`` or a
     LearningRateSchedule) is the port's schedule, judged against torch's ``schedule`` by each step's rate and by
     the parameters it moves.
-    ``weights``: "torch" copies torch's weights into the MindSpore model first; "as-is" trains each model from the
-    values it holds. ``strict``: a paired layer whose setting differs (BatchNorm momentum) fails before the first
+    ``weights``: as compare()'s, less "mindspore" (torch's optimizer trains torch's weights): "auto" (the default)
+    trains from the MindSpore model's own weights where it already holds torch's values, else from torch's copied
+    in; a .ckpt or torch file is loaded into the MindSpore model first; "as-is" trains each from what it holds;
+    "torch" copies. Weights not copied are judged before the first step (setup rows of kind "weight"). ``strict``: a paired layer whose setting differs (BatchNorm momentum) fails before the first
     step. ``dropout``, ``kinks``: as compare()'s. TrainingError for a setup that cannot run; nothing is trained
     then."""
     import torch
@@ -610,8 +617,10 @@ def compare_training(
 
     maps = mappings or mapping_data.default()
     reference = wants_reference(reference, rtol, atol)
-    if weights not in WEIGHTS:
-        raise ValueError(f"weights must be {either(map(repr, WEIGHTS))}, not {weights!r}")
+    if weights == "mindspore":
+        raise ValueError("weights='mindspore' is compare()'s only: torch's optimizer trains torch's weights; pass "
+                         "'auto', 'torch', 'as-is' or the path of a weight file")
+    check_weights(weights)
     if dropout not in DROPOUT:
         raise ValueError(f"dropout must be {either(map(repr, DROPOUT))}, not {dropout!r}")
     batches = list(batches)
@@ -624,9 +633,11 @@ def compare_training(
     _fresh(optimizer, schedule)
     clip = _Clip.make(clip_grad_norm, maps, mindspore_clip_grad_norm)
 
+    choice = choose_weights(torch_model, ms_model, weights)     # a file is loaded into the MindSpore model
     torch_model.train()
     ms_model.set_train(True)
-    transfer = transfer_weights(torch_model, ms_model, copy=weights == "torch")
+    copied = choice.run_with == "torch"
+    transfer = transfer_weights(torch_model, ms_model, copy=copied)
     ms_params = {pair.torch_name: m for pair, (_, m) in zip(transfer.pairs, transfer.tensors)}
     names = {id(p): n for n, p in torch_model.named_parameters()}
 
@@ -667,7 +678,8 @@ def compare_training(
     sides = {TORCH: _TorchSide(torch_model, optimizer, schedule, loss, clip, torch.float32),
              MINDSPORE: _MindSporeSide(ms_model, ms_opt, ms_sched, ms_loss, clip)}
     kind_of = {n: "buffer" for n in transfer.buffers}
-    setup = transfer_rows(transfer, strict)
+    setup = [*transfer_rows(transfer, strict), *([] if copied else weight_rows(transfer, choice.exact)),
+             *unused_rows(choice)]
 
     out: list[TrainingStep] = []
     dropped_at = None              # the step from which the float64 run no longer trains as torch does
@@ -731,7 +743,7 @@ def compare_training(
         verdict = f"{rule} until step {dropped_at - 1}, then rtol/atol: {no_reference}"
     else:
         verdict = f"rtol/atol at every step{': ' + no_reference if no_reference else ''}"
-    meta = {"verdict": verdict, "weights": weights, "strict": strict, "steps": steps,
+    meta = {"verdict": verdict, "weights": choice.as_json(), "strict": strict, "steps": steps,
             "reference": ({"roundoff_factor": ROUNDOFF_FACTOR, "floor_ulps": FLOOR_ULPS} if twin is not None
                           else {"skipped": no_reference or "rtol/atol given"}),
             "transfer_warnings": list(transfer.warnings)}

@@ -301,7 +301,7 @@ def _train(example, train, translated, settings: Settings) -> dict:
         batches.append((tuple(t.numpy() for t in inputs), target.numpy()))
     report = compare_training(tmodel, cell, batches, loss=torch.nn.MSELoss(),
                               optimizer=torch.optim.SGD(tmodel.parameters(), lr=TRAIN_LR),
-                              rtol=settings.rtol, atol=settings.atol)
+                              rtol=settings.rtol, atol=settings.atol, weights="torch")
     first = report.first_failure
     return {"steps": len(report.steps), "passed": report.passed, "first_failure": first.step if first else None,
             "failed_steps": sum(not s.passed for s in report.steps), "verdict": report.meta["verdict"],

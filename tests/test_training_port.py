@@ -97,3 +97,36 @@ def test_nn_momentum_with_its_own_rate_list_is_taken_as_the_ports_schedule():
     report = compare_training(tm, mm, batches, steps=12, mindspore_optimizer=port, **kw)
     assert report.passed, str(report)
     assert [s.lr[MINDSPORE] for s in report.steps] == pytest.approx(_rates(12, 3))
+
+
+def test_training_starts_from_the_users_converted_weights_and_judges_them_first(tmp_path):
+    import mindspore as ms
+
+    def converted(tm, mm, skip=()):
+        params = mm.parameters_dict()
+        for name, value in tm.named_parameters():
+            if name not in skip:
+                params[name].set_data(ms.Tensor(value.detach().numpy()))
+
+    tm, mm, batches, kw = _pair()
+    converted(tm, mm)
+    faithful = compare_training(tm, mm, batches, steps=3, **kw)
+    assert faithful.passed, str(faithful)
+    assert faithful.meta["weights"]["run_with"] == "as-is" and "weights judged: the MindSpore model's own" \
+        in str(faithful)
+
+    tm, mm, batches, kw = _pair()
+    converted(tm, mm, skip={"0.bias"})          # planted: the conversion forgot a bias
+    forgot = compare_training(tm, mm, batches, steps=3, **kw)
+    assert not forgot.passed
+    assert [r.name for r in forgot.setup if not r.passed] == ["0.bias"]
+    assert "setup: 0.bias: the two models hold different values before the run" in str(forgot)
+
+    tm, mm, batches, kw = _pair()
+    path = tmp_path / "model.pt"
+    torch.save(tm.state_dict(), path)
+    from_file = compare_training(tm, mm, batches, steps=3, weights=path, **kw)
+    assert from_file.passed, str(from_file)
+    assert from_file.meta["weights"]["file"] == str(path)
+    with pytest.raises(ValueError, match="weights='mindspore' is compare\\(\\)'s only"):
+        compare_training(tm, mm, batches, steps=3, weights="mindspore", **kw)
