@@ -304,9 +304,9 @@ class CompareReport:
         if skipped:
             lines.append(f"judged by rtol/atol, not by the float64 reference: {skipped}")
         lines.append(self.summary())
-        judged = (self.meta.get("weights") or {}).get("judged") if isinstance(self.meta.get("weights"), dict) else None
-        if judged:
-            lines.append(f"weights judged: {judged}")
+        weights = self.meta.get("weights")
+        if isinstance(weights, dict):       # compare()'s choice (compat.user_weights); a bare judge_pair has none
+            lines.append(f"weights judged: {weights['judged']}")
         lines += (self.meta.get("localisation") or {}).get("lines", [])
         return "\n".join(lines)
 

@@ -53,9 +53,9 @@ from .compare import (_EPS, DROPOUT, FLOOR_ULPS, REFERENCE_UNLIKE, ROUNDOFF_FACT
                       Tolerance, compare_results, expected_is_far, float64_twin, kink_row, transfer_rows,
                       wants_reference, weight_rows)
 from .kink_replay import MINDSPORE, TORCH
-from .user_weights import check_weights, choose_weights, unused_rows
 from .runs import RunResult
 from .tapes import Tapes
+from .user_weights import check_weights, choose_weights, unused_rows
 
 REFERENCE = "torch (float64 reference)"
 FORK = "torch (float64 along MindSpore's branches at kinks)"
@@ -211,37 +211,34 @@ class _Clip:
         """torch's clip_grad_norm= and the port's mindspore_clip_grad_norm=: by default the counterpart of torch's
         (mappings/training.yaml); None: the port clips nothing; a number or a dict: the counterpart's keyword
         arguments in MindSpore's names; a callable: the port's own, gradients -> gradients."""
-        torch_kwargs = cls._torch_kwargs(clip, maps) if clip is not None else None
+        if clip is None and port is _MISSING:
+            return None
         entry = maps.training_pair("grad_clip", "torch.nn.utils.clip_grad_norm_")
+        if entry is None:
+            raise TrainingError("clip_grad_norm: mappings/training.yaml has no grad_clip pair for "
+                                "torch.nn.utils.clip_grad_norm_ — restore it (clip_grad_norm)")
+        torch_kwargs = cls._torch_kwargs(clip, entry) if clip is not None else None
         torch_text = f"torch.nn.utils.clip_grad_norm_({_kw(torch_kwargs)})" if torch_kwargs else "none"
-        if port is _MISSING:
-            if torch_kwargs is None:
-                return None
-            ms_kwargs = settings(entry, lambda n: torch_kwargs.get(n, _MISSING))
-            function = _resolve(entry.mindspore["api"])
-            return cls(torch_kwargs, lambda grads: function(grads, **ms_kwargs),
-                       f"{torch_text} -> {_dotted(function)}({_kw(ms_kwargs)}) (mappings/training.yaml)")
         if port is None:
             return cls(torch_kwargs, None, f"{torch_text} -> none (given: mindspore_clip_grad_norm=None)")
         if callable(port):
             return cls(torch_kwargs, port, f"{torch_text} -> {getattr(port, '__qualname__', repr(port))} (given)")
-        if isinstance(port, bool) or not isinstance(port, (int, float, dict)):
+        if port is _MISSING:
+            ms_kwargs, source = settings(entry, lambda n: torch_kwargs.get(n, _MISSING)), "mappings/training.yaml"
+        elif isinstance(port, (int, float, dict)) and not isinstance(port, bool):
+            ms_kwargs, source = (dict(port) if isinstance(port, dict) else {"max_norm": port}), "given"
+        else:
             raise TrainingError(f"mindspore_clip_grad_norm={port!r}: give the port's clipping as a function of the "
                                 f"gradients (lambda grads: ops.clip_by_global_norm(grads, 1.0)), as "
                                 f"{entry.mindspore['api']}'s max_norm or keyword arguments, or None where the port "
                                 f"clips nothing")
         function = _resolve(entry.mindspore["api"])
-        ms_kwargs = dict(port) if isinstance(port, dict) else {"max_norm": port}
         return cls(torch_kwargs, lambda grads: function(grads, **ms_kwargs),
-                   f"{torch_text} -> {_dotted(function)}({_kw(ms_kwargs)}) (given)")
+                   f"{torch_text} -> {_dotted(function)}({_kw(ms_kwargs)}) ({source})")
 
     @staticmethod
-    def _torch_kwargs(clip, maps) -> dict:
+    def _torch_kwargs(clip, entry) -> dict:
         kwargs = dict(clip) if isinstance(clip, dict) else {"max_norm": clip}
-        entry = maps.training_pair("grad_clip", "torch.nn.utils.clip_grad_norm_")
-        if entry is None:
-            raise TrainingError("clip_grad_norm: mappings/training.yaml has no grad_clip pair for "
-                                "torch.nn.utils.clip_grad_norm_ — restore it (clip_grad_norm)")
         names = {p.torch for p in entry.params if p.torch and not p.role}
         unknown = sorted(set(kwargs) - names)
         max_norm = kwargs.get("max_norm")
@@ -608,8 +605,8 @@ def compare_training(
     ``weights``: as compare()'s, less "mindspore" (torch's optimizer trains torch's weights): "auto" (the default)
     trains from the MindSpore model's own weights where it already holds torch's values, else from torch's copied
     in; a .ckpt or torch file is loaded into the MindSpore model first; "as-is" trains each from what it holds;
-    "torch" copies. Weights not copied are judged before the first step (setup rows of kind "weight"). ``strict``: a paired layer whose setting differs (BatchNorm momentum) fails before the first
-    step. ``dropout``, ``kinks``: as compare()'s. TrainingError for a setup that cannot run; nothing is trained
+    "torch" copies. Weights not copied are judged before the first step (setup rows of kind "weight").
+    ``strict``: a paired layer whose setting differs (BatchNorm momentum) fails before the first step. ``dropout``, ``kinks``: as compare()'s. TrainingError for a setup that cannot run; nothing is trained
     then."""
     import torch
 

@@ -24,7 +24,6 @@ running variance left at ones is overwritten before anything runs. So:
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,29 +130,27 @@ def _load_file(ms_model, path: Path) -> WeightChoice:
     and the model is left as it was."""
     import mindspore
 
-    from .weight_files import WeightFileError, convert_file, read
+    from .weight_files import WeightFileError, convert, read
 
+    source = str(path)
     if path.suffix.lower() in TORCH_FILES:
-        with tempfile.TemporaryDirectory(prefix="recompat-weights-") as tmp:
-            ckpt = Path(tmp) / (path.stem + ".ckpt")
-            report = convert_file(path, ckpt, model=ms_model)
-            if not report.ok:
-                raise WeightFileError(f"{path}: cannot be converted for the MindSpore model:\n{report.text()}")
-            choice = _load_file(ms_model, ckpt)
-        choice.file = str(path)
-        choice.judged = choice.judged.replace(str(ckpt), f"{path} (converted as `recompat weights` does)")
-        return choice
-    held = read(path)       # a file that is not a MindSpore checkpoint says so, by name
-    state = {k: mindspore.Parameter(mindspore.Tensor(a).astype(getattr(mindspore, held.dtypes[k])), name=k)
-             for k, a in held.arrays.items()}
+        report, arrays, dtypes = convert(path, ms_model, destination="the MindSpore model")
+        if not report.ok:
+            raise WeightFileError(f"{path}: cannot be converted for the MindSpore model:\n{report.text()}")
+        source = f"{path} (converted as `recompat weights` does)"
+    else:
+        held = read(path)       # a file that is not a MindSpore checkpoint says so, by name
+        arrays, dtypes = held.arrays, held.dtypes
+    state = {k: mindspore.Parameter(mindspore.Tensor(a).astype(getattr(mindspore, dtypes[k])), name=k)
+             for k, a in arrays.items()}
     # MindSpore stops at the first shape that differs, having loaded those before it: check them all first
     params = ms_model.parameters_dict()
     wrong = [f"{k} is {tuple(a.shape)} in the file, {tuple(params[k].shape)} in the model"
-             for k, a in held.arrays.items() if k in params and tuple(a.shape) != tuple(params[k].shape)]
+             for k, a in arrays.items() if k in params and tuple(a.shape) != tuple(params[k].shape)]
     if wrong:
         raise WeightFileError(f"{path}: does not fit the MindSpore model: {'; '.join(wrong)}; nothing was loaded")
     not_loaded, unused = mindspore.load_param_into_net(ms_model, state, strict_load=False)
-    judged = f"the MindSpore model's, as loaded from {path}; torch's as the torch model holds them"
+    judged = f"the MindSpore model's, as loaded from {source}; torch's as the torch model holds them"
     if not_loaded:
         judged += f"; {len(not_loaded)} parameters not in the file kept their own values: {', '.join(not_loaded)}"
     return WeightChoice(str(path), "as-is", judged, file=str(path), unused=list(unused), not_in_file=list(not_loaded))

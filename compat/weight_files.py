@@ -63,7 +63,7 @@ class Weights:
 class Report:
     """What convert_file did, or would have done."""
     source: Path
-    destination: Path
+    destination: Path | str           # a file, or the words for the model the arrays went to (convert())
     direction: str                                     # "torch->mindspore" | "mindspore->torch"
     model: str = ""                                    # the model's class, as named in the messages
     pairs: list[tuple[str, str]] = field(default_factory=list)      # (source key, destination key), in order
@@ -382,15 +382,26 @@ def convert_file(source, destination, model, *, key: str | None = None, mappings
         raise WeightFileError(f"{destination}: the output would replace the input; give another name")
     if not destination.parent.is_dir():
         raise WeightFileError(f"{destination.parent}: no such folder for the output")
+    report, out, dtypes = convert(source, model, key=key, mappings=mappings, destination=destination)
+    if report.ok:
+        write(destination, out, dtypes)
+        report.written = True
+    return report
+
+
+def convert(source, model, *, key: str | None = None, mappings=None,
+            destination: Path | str = "memory") -> tuple[Report, dict[str, np.ndarray], dict[str, str]]:
+    """What convert_file writes, without writing it: the Report, and the arrays and their dtypes by the other
+    framework's keys (only where the Report is ok). ``destination`` only names the output in the Report."""
+    source = Path(source)
+    frm = file_framework(source)
+    to = MINDSPORE if frm == TORCH else TORCH
     weights = read(source, key)
     side, names, dropped_keys, problems, notes = model_names(model, mappings)
     report = Report(source, destination, f"{frm}->{to}", model=f"{LABEL[side]} {type(model).__name__}",
                     problems=list(problems), notes=[*weights.notes, *notes])
     out, dtypes = _plan(weights, side == frm, names, dict(dropped_keys), report)
-    if report.ok:
-        write(destination, out, dtypes)
-        report.written = True
-    return report
+    return report, out, dtypes
 
 
 def _plan(weights: Weights, model_is_source: bool, names: list[_Name], drops: dict[str, str], report: Report):
