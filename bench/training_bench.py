@@ -3,8 +3,8 @@
     python bench/training_bench.py [--steps 100]
 
 For each case of recompat.compat.training_cases: whether compare_training passed, the first step that left the
-tolerance, the final divergence (largest norm-wise relative distance of a parameter, MindSpore vs torch) and the
-time; then the two rates. Correct ports must all pass, planted bugs must all fail.
+tolerance ("the run" where only a whole-run row failed: the live tensors), the final divergence (largest
+norm-wise relative distance of a parameter, MindSpore vs torch) and the time; then the two rates. Correct ports must all pass, planted bugs must all fail.
 """
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ def main() -> int:
         report = compare_training(tm, mm, batches, steps=args.steps, **kwargs)
         took = time.perf_counter() - start
         first = report.first_failure
+        where = first.step if first else "-" if report.passed else "the run"    # the run's rows: live tensors
         print(f"{('[bug] ' if case.planted else '') + case.name:<64} {'pass' if report.passed else 'FAIL':>7} "
-              f"{first.step if first else '-':>9} {report.steps[-1].divergence:>10.3g} {took:>7.1f}")
+              f"{where:>9} {report.steps[-1].divergence:>10.3g} {took:>7.1f}")
         if case.planted:
             planted += 1
             caught += not report.passed

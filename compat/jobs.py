@@ -28,10 +28,8 @@ round-off takes torch, and MindSpore's loss at step k and its final weights pass
 times as far from it, plus FLOOR_ULPS ulps per step. Where the float64 run cannot be made (it fails, takes other
 steps, or its first loss is not torch's), fixed tolerances judge, and the report says why.
 
-Memory: the live tensors of each side (gc-tracked torch.Tensor / mindspore.Tensor objects) are counted after up
-to LIVE_SAMPLES steps, with the process's resident memory. A MindSpore run whose live tensors grow by at least
-one per step after the first two while torch's do not fails (MindSpore 2.10's non-reentrant recompute with
-early_stop=True keeps one Tensor per block per step).
+Memory: each side's live tensors are counted after up to 12 steps, with the process's resident memory; a MindSpore
+run whose live tensors grow by one a step while torch's do not fails (compat.live says how).
 
 Not seen: ``torch.autograd.backward(loss)`` and ``mindspore.grad`` (their losses), draws through names bound
 before the run (``from torch import randn`` in an already imported module), and data loaded from files (each
@@ -43,7 +41,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-import gc
 import io
 import os
 import runpy
@@ -60,12 +57,11 @@ import numpy as np
 from recompat.constants import DIRECTIONS
 
 from .compare import FLOOR_ULPS, REFERENCE_UNLIKE, ROUNDOFF_FACTOR, CompareRow, compare_results
+from .live import live_tensor_row, live_tensors, resident_bytes, sampled
 from .runs import RunResult
 from .tapes import Tapes
 
 TORCH, MINDSPORE, REFERENCE = "torch", "MindSpore", "torch (float64 reference)"
-LIVE_SAMPLES = 12          # steps at which live tensors are counted (a gc walk costs ~30 ms)
-WARM_UP = 2                # steps before the live-tensor count is taken as the base
 
 
 class JobError(ValueError):
@@ -165,38 +161,6 @@ def _errors(row: CompareRow) -> str:
     return "; ".join(p for p in parts if p)
 
 
-# ---------------------------------------------------------------------------------------------- live tensors
-
-_IS: dict[tuple[type, type], bool] = {}
-
-
-def live_tensors(cls: type) -> int:
-    """The gc-tracked objects that are ``cls`` instances (torch.Tensor, mindspore.Tensor; Parameters count)."""
-    n = 0
-    for obj in gc.get_objects():
-        key = (type(obj), cls)
-        hit = _IS.get(key)
-        if hit is None:
-            try:
-                hit = _IS[key] = issubclass(key[0], cls)
-            except TypeError:
-                hit = _IS[key] = False
-        n += hit
-    return n
-
-
-def _rss() -> int:
-    try:
-        with open("/proc/self/statm", encoding="ascii") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _sampled(steps: int) -> set[int]:
-    return {int(k) for k in np.unique(np.linspace(1, steps, min(steps, LIVE_SAMPLES)).round())}
-
-
 # --------------------------------------------------------------------------------------------------- a run
 
 class _Watch:
@@ -205,7 +169,7 @@ class _Watch:
     def __init__(self, run: SideRun, steps: int, tensor_type: type, phases):
         self.run, self.steps, self.tensor_type = run, steps, tensor_type
         self.pending: list[float] = []
-        self.samples = _sampled(steps)
+        self.samples = sampled(steps)
         self.phases = [] if phases is None else phases.phases
         self.in_backward = 0
         self.in_forward = 0      # MindSpore: within the differentiated function (inside a gradient call)
@@ -252,7 +216,7 @@ class _Watch:
         k = self.run.steps
         if k in self.samples:
             self.run.live[k] = live_tensors(self.tensor_type)
-            self.run.rss[k] = _rss()
+            self.run.rss[k] = resident_bytes()
 
     def first_call(self, model, parts) -> int:
         """The model's index among the run's models, on its first call from outside any other; its parts (itself
@@ -538,35 +502,6 @@ def _state_rows(runs: dict[str, SideRun], reference: bool, steps: int) -> list[C
     return rows + report.rows
 
 
-def _grows(run: SideRun) -> tuple[bool, str]:
-    after = sorted(k for k in run.live if k >= WARM_UP)
-    if len(after) < 3:
-        return False, ""
-    first, last = after[0], after[-1]
-    rise = run.live[last] - run.live[first]
-    return rise >= last - first, f"{run.live[first]:,} live tensors after step {first}, {run.live[last]:,} after {last}"
-
-
-def live_tensor_row(runs: dict[str, SideRun]) -> CompareRow:
-    """MindSpore's live tensors must not grow step after step where torch's do not."""
-    t, m = runs[TORCH], runs[MINDSPORE]
-    t_grows, t_text = _grows(t)
-    m_grows, m_text = _grows(m)
-    mb = {side: (max(r.rss.values()) - min(r.rss.values())) / 2**20 for side, r in ((TORCH, t), (MINDSPORE, m))
-          if r.rss}
-    rss = "; resident memory rose " + ", ".join(f"{v:.1f} MiB on {s}" for s, v in mb.items()) if mb else ""
-    if not m_text:
-        return CompareRow.verdict("live tensors per step", "memory", True,
-                                  f"not judged: fewer than {WARM_UP + 3} steps counted{rss}")
-    passed = not m_grows or t_grows
-    message = f"torch: {t_text or 'not counted'}; MindSpore: {m_text}{rss}"
-    if not passed:
-        message += (" — MindSpore keeps about one more tensor per step where torch keeps none: something of every "
-                    "step stays alive (MindSpore 2.10's non-reentrant recompute with early_stop=True does: pass "
-                    "early_stop=False)")
-    return CompareRow.verdict("live tensors per step", "memory", passed, message)
-
-
 def _unlike(runs: dict[str, SideRun]) -> str:
     """Why the float64 run cannot measure torch's round-off, or ""."""
     t, r = runs[TORCH], runs.get(REFERENCE)
@@ -692,7 +627,8 @@ def prove_job(script, port=None, *, to: str = "mindspore", steps: int = 10, argv
     failed = any(runs[side].error for side in (TORCH, MINDSPORE))    # then the weights stand mid-job: not judged
     if runs[TORCH].models and runs[MINDSPORE].models and not failed:
         rows += _state_rows(runs, use_reference, min(runs[TORCH].steps, runs[MINDSPORE].steps))
-    rows.append(live_tensor_row(runs))
+    rows.append(live_tensor_row(runs[TORCH].live, runs[MINDSPORE].live,
+                                {side: runs[side].rss for side in (TORCH, MINDSPORE)}))
     rule = "the round-off rule against a float64 run of torch's script" if use_reference else \
         f"fixed tolerances ({why})"
     if not use_reference:

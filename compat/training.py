@@ -22,6 +22,8 @@ place, in training mode, from the same weights: as compare() chooses them (compa
 model's own where it already holds torch's values, or a file's, judged before the first step; torch's copied in
 for two freshly built models).
 Integer batches (class labels) go to MindSpore as int32: its CrossEntropyLoss and NLLLoss refuse int64.
+Over the whole run, each side's live tensors are counted (compat.live): a MindSpore run that keeps one more tensor
+a step where torch keeps none fails its "live tensors per step" row, though every value agrees.
 
 The verdict after each step is compare()'s round-off rule, step by step: a float64 copy of the torch model trains
 beside it (its own optimizer and schedule, rebuilt from torch's), and each tensor (the step's loss, every parameter
@@ -53,6 +55,7 @@ from .compare import (_EPS, DROPOUT, FLOOR_ULPS, REFERENCE_UNLIKE, ROUNDOFF_FACT
                       Tolerance, compare_results, expected_is_far, float64_twin, kink_row, transfer_rows,
                       wants_reference, weight_rows)
 from .kink_replay import MINDSPORE, TORCH
+from .live import WARM_UP, live_tensor_row, live_tensors, resident_bytes, sampled
 from .runs import RunResult
 from .tapes import Tapes
 from .user_weights import check_weights, choose_weights, unused_rows
@@ -279,10 +282,12 @@ class TrainingReport:
     setup: list[CompareRow]                     # rows judged before the first step (settings of paired layers)
     pieces: dict[str, str]                      # what trained on each side: "optimizer" -> "torch.optim.X -> ..."
     meta: dict = field(default_factory=dict)
+    run: list[CompareRow] = field(default_factory=list)     # rows judged over the whole run (live tensors)
 
     @property
     def passed(self) -> bool:
-        return bool(self.steps) and all(r.passed for r in self.setup) and all(s.passed for s in self.steps)
+        return (bool(self.steps) and all(r.passed for r in (*self.setup, *self.run))
+                and all(s.passed for s in self.steps))
 
     def __bool__(self) -> bool:
         return self.passed
@@ -314,7 +319,8 @@ class TrainingReport:
                 "first_failure": first.step if first else None, "torch_far_from": self.torch_far_from,
                 "parted_at": self.parted_at,
                 "pieces": self.pieces,
-                "setup": [r.to_dict() for r in self.setup], "loss": self.loss_curves(),
+                "setup": [r.to_dict() for r in self.setup], "run": [r.to_dict() for r in self.run],
+                "loss": self.loss_curves(),
                 "divergence": [s.divergence for s in self.steps], "steps": [s.to_dict() for s in self.steps],
                 "meta": self.meta}
 
@@ -327,6 +333,7 @@ class TrainingReport:
         if isinstance(self.meta.get("weights"), dict):
             lines.append(f"  weights judged: {self.meta['weights']['judged']}")
         lines += [f"  setup: {r.name}: {r.message}" for r in self.setup if not r.passed]
+        lines += [f"  {r.name}: {'' if r.passed else 'FAILED: '}{r.message}" for r in self.run]
         shown = sorted({1, n, *(s.step for s in self.steps if s.step in (10, 100)), *([self.first_failure.step]
                         if self.first_failure else [])} - {0})
         lines.append(f"  {'step':>6} {'loss torch':>14} {'loss MindSpore':>14} {'divergence':>11}")
@@ -560,6 +567,23 @@ def lr_row(step: int, torch_lr: float, ms_lr: float, largest: float | None = Non
                                                  f"of the largest rate so far ({scale:.9g}) apart"))
 
 
+class _Live:
+    """Each side's live tensors after the sampled steps (compat.live); none counted in a run too short to judge."""
+
+    def __init__(self, steps: int):
+        self.samples = sampled(steps) if steps >= WARM_UP + 2 else set()
+        self.counts: dict[str, dict[int, int]] = {TORCH: {}, MINDSPORE: {}}
+        self.rss: dict[int, int] = {}
+
+    def after(self, side: str, step: int, tensor_type: type) -> None:
+        if step in self.samples:
+            self.counts[side][step] = live_tensors(tensor_type)
+            self.rss[step] = resident_bytes()
+
+    def row(self) -> CompareRow:
+        return live_tensor_row(self.counts[TORCH], self.counts[MINDSPORE], {"the process (both sides)": self.rss})
+
+
 def _divergence(expected: RunResult, actual: RunResult) -> float:
     worst = 0.0
     for name in expected.names("param"):
@@ -608,6 +632,7 @@ def compare_training(
     "torch" copies. Weights not copied are judged before the first step (setup rows of kind "weight").
     ``strict``: a paired layer whose setting differs (BatchNorm momentum) fails before the first step. ``dropout``, ``kinks``: as compare()'s. TrainingError for a setup that cannot run; nothing is trained
     then."""
+    import mindspore
     import torch
 
     from .weights import transfer_weights
@@ -679,6 +704,7 @@ def compare_training(
              *unused_rows(choice)]
 
     out: list[TrainingStep] = []
+    live = _Live(steps)
     dropped_at = None              # the step from which the float64 run no longer trains as torch does
     largest_lr = 0.0               # the largest rate torch has trained at so far
     fork = None                    # the float64 run along MindSpore's branches at kinks, from the step they parted
@@ -688,8 +714,10 @@ def compare_training(
         losses, lrs = {}, {}
         with tapes.torch() as phase:
             losses[TORCH], lrs[TORCH] = sides[TORCH].step(inputs, target, phase)
+        live.after(TORCH, k + 1, torch.Tensor)
         with tapes.mindspore() as phase:
             losses[MINDSPORE], lrs[MINDSPORE] = sides[MINDSPORE].step(inputs, target, phase)
+        live.after(MINDSPORE, k + 1, mindspore.Tensor)
         # a copy before the float64 run steps, where MindSpore's decisions at kinks went another way than torch's
         parted = tapes.branches is not None and tapes.branches.parted()
         candidate = fork if fork is not None else (_branch(twin, maps) if twin is not None and parted else None)
@@ -743,8 +771,8 @@ def compare_training(
     meta = {"verdict": verdict, "weights": choice.as_json(), "strict": strict, "steps": steps,
             "reference": ({"roundoff_factor": ROUNDOFF_FACTOR, "floor_ulps": FLOOR_ULPS} if twin is not None
                           else {"skipped": no_reference or "rtol/atol given"}),
-            "transfer_warnings": list(transfer.warnings)}
-    return TrainingReport(out, setup, pieces, meta)
+            "transfer_warnings": list(transfer.warnings), "live": live.counts}
+    return TrainingReport(out, setup, pieces, meta, [live.row()])
 
 
 def _unlike_twin(step: int, losses: dict, lrs: dict) -> str:

@@ -4,7 +4,8 @@ Each case builds fresh models and pieces, so it can run any number of times: ``c
 (torch model, MindSpore model, batches, compare_training's keyword arguments). tests/test_training.py runs them for a
 few dozen steps; bench/training_bench.py for 100 and prints the false alarms and the catch rate. The planted bugs
 are the mistakes a port of a training loop makes: an optimizer that decays otherwise, an eps in another place, a
-BatchNorm momentum not turned around, a loss setting dropped, a schedule off by a step.
+BatchNorm momentum not turned around, a loss setting dropped, a schedule off by a step, a recompute that keeps a
+tensor of every step alive.
 """
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ class TrainingCase:
     planted: bool                   # a bug that must be caught
 
 
-def _models(norm: bool = False, ms_momentum: float = 0.9):
-    """A small classifier (Linear, [BatchNorm1d], Tanh, Linear) on both sides; ms_momentum is MindSpore's."""
+def _models(norm: bool = False, ms_momentum: float = 0.9, early_stop: bool | None = None):
+    """A small classifier (Linear, [BatchNorm1d], Tanh, Linear) on both sides; ms_momentum is MindSpore's. With
+    ``early_stop`` (True or False), two checkpointed Linear-Tanh blocks come first: torch's non-reentrant
+    checkpoint, MindSpore's non-reentrant recompute with that early_stop."""
     import torch
     from mindspore import nn
 
@@ -33,7 +36,37 @@ def _models(norm: bool = False, ms_momentum: float = 0.9):
         [torch.nn.Tanh(), torch.nn.Linear(HIDDEN, CLASSES)]
     cells = [nn.Dense(IN, HIDDEN)] + ([nn.BatchNorm1d(HIDDEN, momentum=ms_momentum)] if norm else []) + \
         [nn.Tanh(), nn.Dense(HIDDEN, CLASSES)]
+    if early_stop is not None:
+        layers[:0] = [_checkpointed(torch.nn.Sequential(torch.nn.Linear(IN, IN), torch.nn.Tanh())) for _ in range(2)]
+        cells[:0] = [_recomputed(nn.SequentialCell([nn.Dense(IN, IN), nn.Tanh()]), early_stop) for _ in range(2)]
     return torch.nn.Sequential(*layers), nn.SequentialCell(cells)
+
+
+def _checkpointed(block):
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+    class Checkpointed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = block
+
+        def forward(self, x):
+            return checkpoint(self.block, x, use_reentrant=False)
+    return Checkpointed()
+
+
+def _recomputed(block, early_stop: bool):
+    import mindspore
+
+    class Recomputed(mindspore.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.block = block
+
+        def construct(self, x):
+            return mindspore.recompute(self.block, x, use_reentrant=False, early_stop=early_stop)
+    return Recomputed()
 
 
 def _batches(target: str = "class", n: int = 10, seed: int = 0):
@@ -49,12 +82,12 @@ def _batches(target: str = "class", n: int = 10, seed: int = 0):
 
 def _case(name: str, planted: bool = False, *, norm: bool = False, ms_momentum: float = 0.9, target: str = "class",
           loss: Callable = None, optimizer: Callable, schedule: Callable | None = None,
-          ms_pieces: Callable | None = None, **extra) -> TrainingCase:
+          ms_pieces: Callable | None = None, early_stop: bool | None = None, **extra) -> TrainingCase:
     """optimizer(params) / schedule(optimizer) / loss(): torch's pieces; ms_pieces(ms_model) -> the port's own."""
     def build():
         import torch
 
-        tm, mm = _models(norm, ms_momentum)
+        tm, mm = _models(norm, ms_momentum, early_stop)
         opt = optimizer(tm.parameters())
         kwargs = {"loss": (loss or torch.nn.CrossEntropyLoss)(), "optimizer": opt, **extra}
         if schedule is not None:
@@ -100,6 +133,7 @@ def cases() -> list[TrainingCase]:
         _case("the port's own sgd", optimizer=sgd, ms_pieces=lambda m: {
             "mindspore_optimizer": eo.SGD(m.trainable_params(), lr=0.1, momentum=0.9, dampening=0.1,
                                           weight_decay=1e-3)}),
+        _case("checkpointed blocks recomputed (early_stop=False)", optimizer=sgd, early_stop=False),
         # planted port bugs
         _case("adamw ported as adam with weight_decay (L2, not decoupled)", True, optimizer=adamw,
               ms_pieces=lambda m: {"mindspore_optimizer": eo.Adam(m.trainable_params(), lr=1e-2, weight_decay=0.05)}),
@@ -124,6 +158,7 @@ def cases() -> list[TrainingCase]:
               schedule=lambda o: S.CosineAnnealingLR(o, T_max=30, eta_min=1e-4),
               ms_pieces=lambda m: _with_schedule(m, lambda o: eo.lr_scheduler.CosineAnnealingLR(o, T_max=31,
                                                                                                 eta_min=1e-4))),
+        _case("recompute keeping a tensor of every step (early_stop=True)", True, optimizer=sgd, early_stop=True),
     ]
 
 

@@ -30,7 +30,10 @@ def test_correct_ports_pass_and_planted_bugs_fail(case):
     assert len(report.steps) == STEPS
     if case.planted:
         assert not report.passed, f"planted bug not caught: {case.name}\n{report}"
-        assert report.first_failure.step <= 8 and "first left the tolerance at step" in str(report)
+        if report.first_failure is None:        # nothing of any step differs: what the run keeps does
+            assert [r.name for r in report.run if not r.passed] == ["live tensors per step"], str(report)
+        else:
+            assert report.first_failure.step <= 8 and "first left the tolerance at step" in str(report)
     else:
         assert report.passed, str(report)
         assert report.meta["verdict"] == "the round-off rule against a float64 run, step by step"
