@@ -134,25 +134,61 @@ def _identity(t):
 
 
 @contextlib.contextmanager
-def mindspore_recompute_off():
-    """``mindspore.recompute(block, *args, ...)`` calls ``block(*args)`` while it is active: a model that calls it
-    unconditionally measured as it keeps without recompute. Its own keywords (use_reentrant, early_stop, ...: the
-    keyword-only parameters of its signature) are dropped, the rest go to the block, as recompute passes them."""
-    import inspect
+def checkpointing_off(ms_model=None):
+    """While active, every checkpointed or recomputed region runs as a plain call: what a model keeps for backward
+    without recompute, whatever form marks it and whatever name it was imported by. torch: the two ways torch
+    2.13's ``checkpoint`` runs a region (``CheckpointFunction.apply``, ``_checkpoint_without_reentrant_generator``;
+    checkpoint_sequential and checkpoint_wrapper go through them). MindSpore 2.10: the two ways
+    ``mindspore.recompute`` runs one (``_RecomputeCell``, ``recompute_without_reentrant``), and each cell of
+    ``ms_model`` marked with ``Cell.recompute()``, which holds its recompute wrapper in ``_recompute_cell``.
+    Pinned by tests/test_memory_plain.py."""
+    import importlib
 
-    import mindspore
+    from torch.utils import checkpoint as tc
 
-    original = mindspore.recompute
-    own = {n for n, p in inspect.signature(original).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    mr = importlib.import_module("mindspore.common.recompute")    # the module: mindspore.common.recompute is the function
 
-    def direct(block, *args, **kwargs):
-        return block(*args, **{k: v for k, v in kwargs.items() if k not in own})
+    class DirectFunction:            # CheckpointFunction.apply(function, preserve_rng_state, *args)
+        @staticmethod
+        def apply(function, _preserve_rng_state, *args):
+            return function(*args)
 
-    mindspore.recompute = direct
+    def no_context(*_args, **_kwargs):
+        yield      # torch's non-reentrant checkpoint runs the region between its two next() calls
+
+    class DirectCell:                # _RecomputeCell(block)(*args): the block itself (a class: isinstance works)
+        def __new__(cls, block):
+            return block
+
+    def direct(block, _output_recompute, _early_stop, _context_fn, *args, **kwargs):
+        kwargs.pop("save_rng_state", None)       # recompute_without_reentrant's own, as it pops it
+        return block(*args, **kwargs)
+
+    patched = [(tc, "CheckpointFunction", DirectFunction), (tc, "_checkpoint_without_reentrant_generator", no_context),
+               (mr, "_RecomputeCell", DirectCell), (mr, "recompute_without_reentrant", direct)]
+    originals = [(module, name, getattr(module, name)) for module, name, _ in patched]
+    # Cell.recompute() registers its wrapper as a child cell; a None in the instance's __dict__ is found first, and
+    # taking it out finds the child again
+    marked = [c for _n, c in ms_model.cells_and_names() if getattr(c, "_recompute_cell", None) is not None] \
+        if ms_model is not None else []
+    held = [(c, c.__dict__.get("_recompute_cell", _ABSENT)) for c in marked]
+    for module, name, value in patched:
+        setattr(module, name, value)
+    for cell in marked:
+        cell.__dict__["_recompute_cell"] = None
     try:
         yield
     finally:
-        mindspore.recompute = original
+        for module, name, value in originals:
+            setattr(module, name, value)
+        for cell, value in held:
+            if value is _ABSENT:
+                cell.__dict__.pop("_recompute_cell", None)
+            else:
+                cell.__dict__["_recompute_cell"] = value
+
+
+_ABSENT = object()
 
 
 class TorchReruns(ForwardPhase):

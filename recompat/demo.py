@@ -258,30 +258,6 @@ def _class_verdicts(translation: dict, src: Path) -> dict[tuple[str, str], dict]
             if (rel := _in_project(v["path"], src)) is not None}
 
 
-def _kept_without_recompute(example, train, translated, inputs) -> dict:
-    """The bytes each side keeps for backward with checkpointing off (the example's builders with checkpointing
-    False; torch's run under example.plain(), MindSpore's with mindspore.recompute calling its block directly):
-    what recompute saves, beside what run_pair measured with it on."""
-    import mindspore
-    import torch
-
-    from recompat.compat import run_mindspore, run_torch
-    from recompat.compat.memory import SavedTensors, mindspore_recompute_off
-
-    counters = {"torch": SavedTensors("torch"), "mindspore": SavedTensors("mindspore")}
-    torch.manual_seed(SEED)
-    tplain = example.build(train.tinynets, False, DROPOUT)
-    tplain.train()
-    with example.plain():
-        run_torch(tplain, inputs, seed=SEED, forward_context=lambda: counters["torch"])
-    mindspore.set_seed(SEED)
-    cplain = example.build(translated, False, DROPOUT)
-    cplain.set_train(True)
-    with mindspore_recompute_off():      # the translation of example.plain(): a call that recomputes unconditionally
-        run_mindspore(cplain, inputs, seed=SEED, mode=MS_MODE, forward_context=lambda: counters["mindspore"])
-    return {f: c.bytes for f, c in counters.items()}
-
-
 def _train(example, train, translated, settings: Settings) -> dict:
     """settings.train_steps steps of SGD on the mean squared error on both sides, from the same weights, one batch per step
     (the example's batches for seeds SEED, SEED + 1, ...); the MindSpore optimizer and loss come from
@@ -363,11 +339,11 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
             res.warnings = list(runs.transfer.warnings)
             res.ran = True
             stage = "memory"
-            plain = _kept_without_recompute(example, train, translated, inputs)
-            res.memory = {f: {"recompute": runs.kept[f], "plain": plain[f]} for f in runs.kept}
+            plain = runs.kept_without or {}    # run_pair measures it with every checkpoint and mark off
+            res.memory = {f: {"recompute": runs.kept[f], "plain": plain.get(f)} for f in runs.kept}
         stage = "compare"
         report = judge_pair(runs, rtol=DEMO_RTOL if settings.rtol is None else settings.rtol,
-                            atol=DEMO_ATOL if settings.atol is None else settings.atol, kept_without=plain)
+                            atol=DEMO_ATOL if settings.atol is None else settings.atol)
         if reference and runs.reference is None:
             res.verdict = f"rtol {DEMO_RTOL:g}, atol {DEMO_ATOL:g}: {runs.no_reference}"
         if settings.train_steps:

@@ -506,7 +506,9 @@ def _demo(doc: dict):
                                   value="" if err is None else repr(float(err)))))
         note = f"judged by {r['verdict']}" if r.get("verdict") and r["verdict"] != settings.get("verdict") else ""
         kept = r.get("memory") or {}
-        memory = "; ".join(f"{label} {kept[f]['recompute']:,} with recompute, {kept[f]['plain']:,} without"
+        memory = "; ".join(f"{label} {kept[f]['recompute']:,} with recompute, "
+                           + (f"{kept[f]['plain']:,} without" if kept[f].get("plain") is not None else
+                              "not measured without")
                            for f, label in (("torch", "torch"), ("mindspore", "MindSpore")) if f in kept)
         status = r["status"]
         headline = {"agree": "outputs and gradients agree", "mismatch": "outputs or gradients differ",

@@ -1123,6 +1123,7 @@ def test_the_memory_row_judges_the_share_saved_where_both_plain_figures_are_know
     assert not memory_row(180_096, 245_768).passed
     row = memory_row(180_096, 245_768, 691_200, 1_150_904)
     assert row.passed and "recompute saves 74% on torch, 79% on MindSpore" in row.message
+    assert "MindSpore keeps 1.36x torch's bytes, 0.82x its share (at most 1.2x by either)" in row.message
     lost = memory_row(180_096, 1_150_904, 691_200, 1_150_904)
     assert not lost.passed and "recompute mark lost" in lost.message
 
