@@ -40,6 +40,7 @@ bench: $(STAMP)
 	GLOG_v=3 $(BIN)/python bench/weights_monai_bench.py
 	GLOG_v=3 $(BIN)/python bench/localise_bench.py
 	GLOG_v=3 $(BIN)/python bench/user_weights_bench.py
+	GLOG_v=3 $(BIN)/python bench/peers_bench.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
