@@ -72,6 +72,7 @@ class Watch(ForwardPhase):
         # output storage -> (module, the output: held, so that no later tensor takes its address while watched)
         self._produced: dict[str, dict[int, tuple[str, Any]]] = {"torch": {}, "mindspore": {}}
         self.kept: dict[str, dict[str, int]] = {}    # framework -> bytes kept for backward, by module
+        self.holding: set[str] = set()               # torch paths of the modules holding parameters of their own
 
     def owner(self, framework: str):
         """The function naming the module a saved tensor is charged to (compat.memory.SavedTensors' owner): the
@@ -135,6 +136,8 @@ class Watch(ForwardPhase):
         for path, module in model.named_modules():
             self._torch_paths.add(path)
             self.classes["torch"].setdefault(path, type(module).__name__)
+            if next(module.parameters(recurse=False), None) is not None:
+                self.holding.add(path)
             handles += [module.register_forward_pre_hook(pre_hook(path)),
                         module.register_forward_hook(forward_hook(path))]
         try:
@@ -337,6 +340,7 @@ class Localisation:
     note: str = ""            # how the rerun differed from the failing run, where it did
     memory: MemoryExcess | None = None    # where MindSpore keeps more for backward, when the memory row failed
     tree: list = field(default_factory=list)    # module_tree: what the HTML report draws
+    uncalled: list = field(default_factory=list)    # paired modules with parameters torch calls, MindSpore never
 
     def lines(self) -> list[str]:
         if self.forward is None and self.backward is None:
@@ -347,6 +351,11 @@ class Localisation:
                      f"first divergence, forward: none (all {self.modules} paired modules' outputs agree)",
                      f"first divergence, going back: {self.backward.describe()}" if self.backward else
                      "first divergence, going back: none (every paired input gradient agrees)"]
+        if self.uncalled:
+            listed = ", ".join(self.uncalled[:3]) + (f", ... {len(self.uncalled) - 3} more"
+                                                     if len(self.uncalled) > 3 else "")
+            found.insert(0, f"never called by MindSpore: {listed} -- torch calls {'it' if len(self.uncalled) == 1 else 'them'}"
+                            "; the port uses its weights another way, or not at all")
         if self.memory is not None:
             found.append(f"memory kept for backward, most beyond torch's: {self.memory.describe()}")
         return found + ([f"  ({self.note})"] if self.note else [])
@@ -355,7 +364,8 @@ class Localisation:
         return {"forward": self.forward.as_json() if self.forward else None,
                 "backward": self.backward.as_json() if self.backward else None,
                 "judged": self.judged, "modules": self.modules, "note": self.note,
-                "memory": self.memory.as_json() if self.memory else None, "lines": self.lines(), "tree": self.tree}
+                "memory": self.memory.as_json() if self.memory else None, "uncalled": self.uncalled,
+                "lines": self.lines(), "tree": self.tree}
 
 
 def paired_runs(watch: Watch, with_reference: bool = True) -> dict:
@@ -402,9 +412,20 @@ def locate(watch: Watch, judged, note: str = "", memory: bool = False) -> Locali
         return None
 
     found = Localisation(first("output", "forward"), first("input-grad", "backward"), len(order), len(calls), note,
-                         locate_memory(watch) if memory else None)
+                         locate_memory(watch) if memory else None, uncalled=uncalled(watch))
     found.tree = module_tree(watch, judged, found)
     return found
+
+
+def uncalled(watch: Watch) -> list[str]:
+    """The paired modules holding parameters of their own that torch's run calls and MindSpore's never does, in
+    torch's order: a port that uses a layer's weights without calling it (a bias it leaves out), or not at all."""
+    expected, actual = watch.runs.get("torch"), watch.runs.get("mindspore")
+    if expected is None or actual is None:
+        return []
+    called = {split_name(n)[0] for n in actual.tensors}
+    paths = dict.fromkeys(split_name(n)[0] for n in expected.names("output"))
+    return [p for p in paths if p in watch.holding and p in watch.classes["mindspore"] and p not in called]
 
 
 def module_tree(watch: Watch, judged, found: Localisation) -> list[dict]:

@@ -258,6 +258,38 @@ def _class_verdicts(translation: dict, src: Path) -> dict[tuple[str, str], dict]
             if (rel := _in_project(v["path"], src)) is not None}
 
 
+def _localised(example, train, translated, inputs, report, **run) -> dict:
+    """Where a mismatching model's two runs first part (compat.compare.localise_pair), on the pair built again as
+    check_model builds it. The verdict stands without it: a rerun that raises says why, never raises."""
+    import mindspore
+    import torch
+
+    from recompat.compat.compare import localise_pair
+
+    try:
+        torch.manual_seed(SEED)
+        tmodel = example.build(train.tinynets, True, DROPOUT)
+        tmodel.train()
+        mindspore.set_seed(SEED)
+        cell = example.build(translated, True, DROPOUT)
+        cell.set_train(True)
+        memory = any(r.kind == "memory" and not r.passed for r in report.rows)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return localise_pair(tmodel, cell, inputs, ms_mode=MS_MODE, seed=SEED, memory=memory, **run).as_json()
+    except Exception as err:
+        why = f"localisation did not run: the watched rerun raised {type(err).__name__}: {err}"
+        return {"skipped": why, "lines": [why]}
+
+
+def _where(report) -> str:
+    """The localisation's findings, for a mismatch's reason ("" where it found nothing or did not run)."""
+    lines = (report.meta.get("localisation") or {}).get("lines", [])
+    found = [line for line in lines if line.startswith(("never called", "first divergence", "memory kept"))
+             and ": none (" not in line]
+    return "; ".join(found)
+
+
 def _train(example, train, translated, settings: Settings) -> dict:
     """settings.train_steps steps of SGD on the mean squared error on both sides, from the same weights, one batch per step
     (the example's batches for seeds SEED, SEED + 1, ...); the MindSpore optimizer and loss come from
@@ -342,8 +374,12 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
             plain = runs.kept_without or {}    # run_pair measures it with every checkpoint and mark off
             res.memory = {f: {"recompute": runs.kept[f], "plain": plain.get(f)} for f in runs.kept}
         stage = "compare"
-        report = judge_pair(runs, rtol=DEMO_RTOL if settings.rtol is None else settings.rtol,
-                            atol=DEMO_ATOL if settings.atol is None else settings.atol)
+        tolerance = {"rtol": DEMO_RTOL if settings.rtol is None else settings.rtol,
+                     "atol": DEMO_ATOL if settings.atol is None else settings.atol}
+        report = judge_pair(runs, **tolerance)
+        if not report.passed:
+            report.meta["localisation"] = _localised(example, train, translated, inputs, report,
+                                                     reference=reference, **tolerance)
         if reference and runs.reference is None:
             res.verdict = f"rtol {DEMO_RTOL:g}, atol {DEMO_ATOL:g}: {runs.no_reference}"
         if settings.train_steps:
@@ -393,6 +429,8 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
         worst = max(failed, key=lambda r: (r.kind == "setting", -1 if r.max_abs_err is None else r.max_abs_err))
         res.reason = (f"{len(failed)} of {len(judged)} judged tensors and settings fail ({res.verdict}); "
                       f"e.g. {worst.name}: {worst.message}")
+        where = _where(report)
+        res.reason += f"; {where}" if where else ""
     return res
 
 

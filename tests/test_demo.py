@@ -214,6 +214,10 @@ def test_a_dropped_bias_is_a_mismatch(tmp_path, capsys, monkeypatch):
     assert not m["errors"]["output"]["passed"] and not m["errors"]["param-grad"]["passed"]
     failing = {r["name"] for r in m["compare"]["rows"] if not r["passed"]}
     assert {"output", "fc2.bias.grad"} <= failing
+    found = m["compare"]["meta"]["localisation"]           # the rerun watched: fc2's weight used, fc2 never called
+    assert found["uncalled"] == ["fc2"] and found["forward"]["torch_path"] == "fc3"
+    assert "never called by MindSpore: fc2 -- torch calls it" in m["reason"]
+    assert "first divergence, forward: fc3 [Linear / Dense]" in m["reason"]
     assert "mismatch" in out and "MISMATCH" in err
     assert "fc2.bias.grad" in (tmp_path / "demo" / "report.html").read_text()
 
@@ -252,6 +256,7 @@ def test_a_translation_that_lost_its_recompute_mark_is_a_mismatch_on_memory(tmp_
     assert m["errors"]["output"]["passed"] and m["errors"]["param-grad"]["passed"]
     (row,) = [r for r in m["compare"]["rows"] if r["kind"] == "memory"]
     assert not row["passed"] and "recompute mark lost" in row["message"] and "0% on MindSpore" in row["message"]
+    assert "memory kept for backward, most beyond torch's: " in m["reason"]
     kept = m["memory"]["mindspore"]
     assert kept["recompute"] == kept["plain"] and m["memory"]["torch"]["recompute"] < m["memory"]["torch"]["plain"]
 

@@ -292,3 +292,44 @@ def test_the_html_report_draws_the_module_tree_with_the_first_divergence_marked(
     tree = page[page.index('<table class="tree">'):]
     assert tree.index(">layers.4.fc<") < tree.index(">layers.5.fc ") < tree.index(">layers.6.fc<")
     assert 'layers.4.fc</td><td class="small">Linear / Linear</td><td><span class="badge s-agree">' in tree
+
+
+def _torch_head():
+    import torch
+
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.Tanh(), torch.nn.Linear(WIDTH, 4))
+
+
+def _ms_head(calls_last: bool):
+    """The twin; ``calls_last`` False multiplies by the last Dense's weight without calling it (its bias left out)."""
+    from mindspore import nn, ops
+
+    class Head(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.SequentialCell(nn.Dense(WIDTH, WIDTH), nn.Tanh(), nn.Dense(WIDTH, 4))
+
+        def construct(self, x):
+            h = self.head[1](self.head[0](x))
+            return self.head[2](h) if calls_last else ops.matmul(h, self.head[2].weight.T)
+
+    return Head()
+
+
+def test_a_layer_whose_weight_is_used_without_calling_it_is_named_never_called():
+    import torch
+
+    def torch_model():
+        model = torch.nn.Module()
+        model.head = _torch_head()
+        model.forward = model.head.forward
+        return model
+
+    x = [np.random.default_rng(0).standard_normal((8, WIDTH)).astype(np.float32)]
+    report = compare(torch_model(), _ms_head(calls_last=False), x)
+    found = report.meta["localisation"]
+    assert not report.passed and found["uncalled"] == ["head.2"]
+    assert "never called by MindSpore: head.2 -- torch calls it" in str(report)
+    right = compare(torch_model(), _ms_head(calls_last=True), x, localise=True)
+    assert right.passed and right.meta["localisation"]["uncalled"] == []
