@@ -108,7 +108,8 @@ from recompat.constants import MS_MODES, either
 from . import kink_replay
 from .kink_replay import MINDSPORE, NOUNS, TORCH
 from .localise import ROOT as LOCALISE_ROOT
-from .memory import MEASURE, SavedTensors, TorchReruns, checkpointing_off, mindspore_marks
+from .memory import (MEASURE, MindSporeReruns, SavedTensors, TorchReruns, checkpointing_off, judged_regions,
+                     mindspore_marks, unrecomputed)
 from .roundoff import FLOAT32_EPS, PROBE_ULPS, gradient_probe, probe_seeds, spread
 from .runs import (KINDS, MindSporeGraphError, RunResult, _ms_numpy, _needs_grad, normalise_inputs, run_mindspore,
                    run_torch)
@@ -702,6 +703,26 @@ def memory_row(torch_bytes: int, ms_bytes: int, torch_plain: int | None = None,
     return CompareRow.verdict("bytes kept for backward", "memory", passed, message)
 
 
+def regions_row(torch_regions, lost, unjudged: int = 0) -> CompareRow:
+    """Every region torch recomputes has MindSpore recompute something at, inside or around its paired cells: a
+    lost mark fails here by name, however little memory the region holds beside the rest of the model. A region
+    with no MindSpore cell to pair is counted, not judged."""
+    n = len(torch_regions)
+    message = f"torch recomputes {n} region{'s' if n != 1 else ''} in backward"
+    if unjudged:
+        message += (f" ({unjudged} with no MindSpore cell to pair, not judged: a module the port calls as a "
+                    "function)")
+    if unjudged == n:
+        message += "; none could be judged"
+    elif lost:
+        listed = ", ".join(lost[:3]) + (f", ... {len(lost) - 3} more" if len(lost) > 3 else "")
+        message += (f"; MindSpore recomputes nothing at, inside or around {len(lost)} of them ({listed}): a recompute "
+                    "mark lost there -- mark those cells (Cell.recompute()) or call them through mindspore.recompute")
+    else:
+        message += f"; MindSpore recomputes at, inside or around each {'judged one' if unjudged else 'of them'}"
+    return CompareRow.verdict("regions recomputed", "memory", not lost, message)
+
+
 def dropout_row(tape) -> list[CompareRow]:
     """compare(dropout="replay"): a row (kind "dropout") saying how many of torch's masks MindSpore's forward took;
     fewer than torch drew fails (a dropout the port lost). None when torch drew no mask."""
@@ -887,6 +908,7 @@ class PairRuns:
     no_probe: str = ""            # why a probe did not run, where one did not
     memory_reason: str = ""       # why the bytes kept for backward were judged, or not (memory_check)
     kept_without: dict[str, int] | None = None    # the same with checkpointing and recompute off, where measured
+    regions: tuple | None = None     # (torch's recomputed regions, those MindSpore does not, how many not judged)
 
 
 REFERENCES = ("auto", "float64", None)
@@ -985,7 +1007,7 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     # GRAPH mode compiles MindSpore's dropout, ReLU and max-pool into the graph: there nothing is recorded or replayed
     tapes = Tapes.for_pair(ms_mode, dropout, kinks)
 
-    reruns = TorchReruns(torch_model) if memory == "auto" else contextlib.nullcontext()
+    reruns = TorchReruns(torch_model) if memory is not False else contextlib.nullcontext()
     with _side("torch", torch_model, "the MindSpore side was not run"), tapes.torch() as phase, \
             _watched(watch, "torch", torch_model), reruns:
         expected = run_torch(torch_model, inputs, seed=seed, device=device, grad_inputs=grad_inputs,
@@ -993,23 +1015,39 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
     why = memory_check(memory, ms_mode, reruns, ms_model)
     if not why.checked:
         counters.pop("mindspore", None)
+    ms_reruns = MindSporeReruns(ms_model) if why.checked and watch is None else contextlib.nullcontext()
     with _side("MindSpore", ms_model, "the torch side ran"), tapes.mindspore() as phase, \
-            _watched(watch, "mindspore", ms_model, name_map):
+            _watched(watch, "mindspore", ms_model, name_map), ms_reruns:
         actual = run_mindspore(ms_model, inputs, seed=seed, mode=ms_mode, name_map=name_map, grad_inputs=grad_inputs,
-                               forward_context=forward_context(counters.get("mindspore"), phase, watch))
+                               forward_context=forward_context(counters.get("mindspore"), phase, watch, ms_reruns))
     refs = run_references(twin64, inputs, tapes, reference=reference, seed=seed, device=device,
                           grad_inputs=grad_inputs, watch=watch)
     _to_torch_layout(actual, transfer)
     kept = {f: c.bytes for f, c in counters.items()} if why.checked else None
-    plain, reason = None, why.reason
+    plain, reason, lost = None, why.reason, None
     if watch is not None and why.checked:
         watch.kept = {f: dict(c.by_owner) for f, c in counters.items()}
     elif why.checked:     # a watched rerun localises by module: the whole model's saving is judged already
         plain, not_measured = kept_without_recompute(torch_model, ms_model, inputs, seed=seed, device=device,
                                                      grad_inputs=grad_inputs)
         reason += f"; without recompute not measured: {not_measured}" if not_measured else ""
+        lost = _regions_lost(torch_model, ms_model, name_map, reruns.modules, ms_reruns.cells)
     return PairRuns(expected, actual, refs.reference, transfer, no_copy or refs.no_reference, held, kept, tapes,
-                    refs.actual_reference, refs.probes, refs.no_probe, reason, plain)
+                    refs.actual_reference, refs.probes, refs.no_probe, reason, plain, lost)
+
+
+def _regions_lost(torch_model, ms_model, name_map, torch_regions, ms_reran) -> tuple[list[str], list[str], int]:
+    """(the regions torch recomputed, those of them MindSpore recomputes nothing at, inside or around, how many
+    could not be judged), in torch paths: cells paired as localisation pairs them (by path, else by the weights'
+    names); a mark counts as well as a rerun (a one-operator cell's recomputation calls no cell)."""
+    from .localise import pair_paths
+
+    torch_paths = [path for path, _ in torch_model.named_modules()]
+    paths = pair_paths(torch_paths, dict(ms_model.cells_and_names()), name_map)
+    ms_recomputed = {paths.get(p, p) for p in [*ms_reran, *(m for m in mindspore_marks(ms_model) if ":" not in m)]}
+    paired = set(paths.values())
+    unjudged = len(torch_regions) - len(judged_regions(torch_regions, paired))
+    return list(torch_regions), unrecomputed(torch_regions, ms_recomputed, paired), unjudged
 
 
 def kept_without_recompute(torch_model, ms_model, inputs, *, seed: int = 0, device: str = "cpu",
@@ -1307,6 +1345,9 @@ def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None
         report.rows.append(row)
         report.meta["memory"] = {**runs.kept, "without_recompute": dict(plain), "measure": MEASURE,
                                  "why": runs.memory_reason}
+        if runs.regions is not None and runs.regions[0]:
+            report.rows.append(regions_row(*runs.regions))
+            report.meta["memory"]["regions_not_recomputed"] = list(runs.regions[1])
     elif runs.memory_reason:
         report.meta["memory"] = {"skipped": runs.memory_reason}
     _unpaired_by_design(report, transfer)

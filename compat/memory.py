@@ -222,6 +222,51 @@ class TorchReruns(ForwardPhase):
         return False
 
 
+class MindSporeReruns(ForwardPhase):
+    """The MindSpore cells called again during backward while active: what recompute runs again, whatever form
+    marks it (a ``Cell.recompute()`` cell's children, a block given to ``mindspore.recompute``). A forward pre-hook
+    on every cell (MindSpore 2.10 has no global one; its hooks run for a recomputation, measured in
+    tests/test_memory_regions.py); the recompute wrappers themselves are not watched."""
+
+    def __init__(self, cell):
+        self.cell = cell
+        self.seen: set[str] = set()
+        self._handles = []
+
+    @property
+    def cells(self) -> list[str]:
+        """The outermost cells that ran again."""
+        return outermost(self.seen)
+
+    def __enter__(self):
+        for path, cell in self.cell.cells_and_names():
+            if "_recompute_cell" not in path.split("."):
+                self._handles.append(cell.register_forward_pre_hook(
+                    lambda _cell, _args, path=path: None if self.in_forward else self.seen.add(path)))
+        return self
+
+    def __exit__(self, *exc):
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        return False
+
+
+def unrecomputed(torch_regions, ms_recomputed, paired) -> list[str]:
+    """The regions torch recomputes (module paths) where MindSpore recomputes nothing at, inside or around their
+    paired cells: a recompute mark lost there. ``ms_recomputed``: the cells MindSpore recomputed or marked, as torch
+    paths; ``paired``: the torch paths that have a MindSpore cell. A region is judged where it or a module inside
+    it has one (checkpoint_wrapper's inner module has none, its layers do); see judged_regions."""
+    return [r for r in judged_regions(torch_regions, paired)
+            if not any(_within(m, r) or _within(r, m) for m in ms_recomputed)]
+
+
+def judged_regions(torch_regions, paired) -> list[str]:
+    """The regions that are, or hold, a module with a MindSpore cell to pair (an nn.ReLU that the port calls as
+    ops.relu has none, and cannot be judged)."""
+    return [r for r in torch_regions if any(_within(p, r) for p in paired)]
+
+
 def mindspore_marks(cell) -> list[str]:
     """The cells of ``cell`` marked with ``Cell.recompute()`` and the operators marked with
     ``Primitive.recompute()``, as paths ("" the cell itself; an operator as "path:op")."""

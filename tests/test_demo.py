@@ -254,7 +254,9 @@ def test_a_translation_that_lost_its_recompute_mark_is_a_mismatch_on_memory(tmp_
     m = model(json.loads((tmp_path / "lost" / "report.json").read_text()), "convmixer")
     assert code == 0 and m["status"] == "mismatch", m["reason"]
     assert m["errors"]["output"]["passed"] and m["errors"]["param-grad"]["passed"]
-    (row,) = [r for r in m["compare"]["rows"] if r["kind"] == "memory"]
+    (row,) = [r for r in m["compare"]["rows"] if r["name"] == "bytes kept for backward"]
+    (regions,) = [r for r in m["compare"]["rows"] if r["name"] == "regions recomputed"]
+    assert not regions["passed"] and "recompute mark lost there" in regions["message"]
     assert not row["passed"] and "recompute mark lost" in row["message"] and "0% on MindSpore" in row["message"]
     assert "memory kept for backward, most beyond torch's: " in m["reason"]
     kept = m["memory"]["mindspore"]
