@@ -107,7 +107,7 @@ from recompat.constants import MS_MODES, either
 
 from . import kink_replay
 from .kink_replay import MINDSPORE, NOUNS, TORCH
-from .localise import ROOT as LOCALISE_ROOT
+from .localise import listed_paths
 from .memory import (MEASURE, MindSporeReruns, SavedTensors, TorchReruns, checkpointing_off, judged_regions,
                      mindspore_marks, unrecomputed)
 from .roundoff import FLOAT32_EPS, PROBE_ULPS, gradient_probe, probe_seeds, spread
@@ -703,11 +703,19 @@ def memory_row(torch_bytes: int, ms_bytes: int, torch_plain: int | None = None,
     return CompareRow.verdict("bytes kept for backward", "memory", passed, message)
 
 
-def regions_row(torch_regions, lost, unjudged: int = 0) -> CompareRow:
+class Regions(NamedTuple):
+    """The regions torch recomputed, those of them MindSpore recomputes nothing at, inside or around, and how many
+    had no MindSpore cell to pair (not judged); torch paths (run_pair)."""
+    recomputed: list[str]
+    lost: list[str]
+    unjudged: int = 0
+
+
+def regions_row(regions: Regions) -> CompareRow:
     """Every region torch recomputes has MindSpore recompute something at, inside or around its paired cells: a
     lost mark fails here by name, however little memory the region holds beside the rest of the model. A region
     with no MindSpore cell to pair is counted, not judged."""
-    n = len(torch_regions)
+    lost, unjudged, n = regions.lost, regions.unjudged, len(regions.recomputed)
     message = f"torch recomputes {n} region{'s' if n != 1 else ''} in backward"
     if unjudged:
         message += (f" ({unjudged} with no MindSpore cell to pair, not judged: a module the port calls as a "
@@ -715,8 +723,8 @@ def regions_row(torch_regions, lost, unjudged: int = 0) -> CompareRow:
     if unjudged == n:
         message += "; none could be judged"
     elif lost:
-        listed = ", ".join(lost[:3]) + (f", ... {len(lost) - 3} more" if len(lost) > 3 else "")
-        message += (f"; MindSpore recomputes nothing at, inside or around {len(lost)} of them ({listed}): a recompute "
+        message += (f"; MindSpore recomputes nothing at, inside or around {len(lost)} of them ({listed_paths(lost)}): "
+                    "a recompute "
                     "mark lost there -- mark those cells (Cell.recompute()) or call them through mindspore.recompute")
     else:
         message += f"; MindSpore recomputes at, inside or around each {'judged one' if unjudged else 'of them'}"
@@ -908,7 +916,7 @@ class PairRuns:
     no_probe: str = ""            # why a probe did not run, where one did not
     memory_reason: str = ""       # why the bytes kept for backward were judged, or not (memory_check)
     kept_without: dict[str, int] | None = None    # the same with checkpointing and recompute off, where measured
-    regions: tuple | None = None     # (torch's recomputed regions, those MindSpore does not, how many not judged)
+    regions: Regions | None = None    # what each side recomputed, region by region, where memory is judged
 
 
 REFERENCES = ("auto", "float64", None)
@@ -1024,22 +1032,22 @@ def run_pair(torch_model, ms_model, inputs, *, weights: str = "torch", ms_mode: 
                           grad_inputs=grad_inputs, watch=watch)
     _to_torch_layout(actual, transfer)
     kept = {f: c.bytes for f, c in counters.items()} if why.checked else None
-    plain, reason, lost = None, why.reason, None
+    plain, reason, regions = None, why.reason, None
     if watch is not None and why.checked:
         watch.kept = {f: dict(c.by_owner) for f, c in counters.items()}
     elif why.checked:     # a watched rerun localises by module: the whole model's saving is judged already
         plain, not_measured = kept_without_recompute(torch_model, ms_model, inputs, seed=seed, device=device,
                                                      grad_inputs=grad_inputs)
         reason += f"; without recompute not measured: {not_measured}" if not_measured else ""
-        lost = _regions_lost(torch_model, ms_model, name_map, reruns.modules, ms_reruns.cells)
+        regions = _regions(torch_model, ms_model, name_map, reruns.modules, ms_reruns.cells)
     return PairRuns(expected, actual, refs.reference, transfer, no_copy or refs.no_reference, held, kept, tapes,
-                    refs.actual_reference, refs.probes, refs.no_probe, reason, plain, lost)
+                    refs.actual_reference, refs.probes, refs.no_probe, reason, plain, regions)
 
 
-def _regions_lost(torch_model, ms_model, name_map, torch_regions, ms_reran) -> tuple[list[str], list[str], int]:
-    """(the regions torch recomputed, those of them MindSpore recomputes nothing at, inside or around, how many
-    could not be judged), in torch paths: cells paired as localisation pairs them (by path, else by the weights'
-    names); a mark counts as well as a rerun (a one-operator cell's recomputation calls no cell)."""
+def _regions(torch_model, ms_model, name_map, torch_regions, ms_reran) -> Regions:
+    """What MindSpore recomputes of the regions torch does, in torch paths: cells paired as localisation pairs them
+    (by path, else by the weights' names); a mark counts as well as a rerun (a one-operator cell's recomputation
+    calls no cell)."""
     from .localise import pair_paths
 
     torch_paths = [path for path, _ in torch_model.named_modules()]
@@ -1047,7 +1055,7 @@ def _regions_lost(torch_model, ms_model, name_map, torch_regions, ms_reran) -> t
     ms_recomputed = {paths.get(p, p) for p in [*ms_reran, *(m for m in mindspore_marks(ms_model) if ":" not in m)]}
     paired = set(paths.values())
     unjudged = len(torch_regions) - len(judged_regions(torch_regions, paired))
-    return list(torch_regions), unrecomputed(torch_regions, ms_recomputed, paired), unjudged
+    return Regions(list(torch_regions), unrecomputed(torch_regions, ms_recomputed, paired), unjudged)
 
 
 def kept_without_recompute(torch_model, ms_model, inputs, *, seed: int = 0, device: str = "cpu",
@@ -1089,9 +1097,9 @@ def memory_check(memory, ms_mode: str, reruns, ms_model) -> MemoryCheck:
     if ms_mode != "pynative":
         return MemoryCheck(False, "not judged in GRAPH mode, which has no saved-tensor hooks to count with")
     marks = mindspore_marks(ms_model)
-    sides = [f"torch reruns {_count(len(reruns.modules), 'module')} in backward ({_listed(reruns.modules)})"
+    sides = [f"torch reruns {_count(len(reruns.modules), 'module')} in backward ({listed_paths(reruns.modules)})"
              if reruns.modules else "", f"MindSpore marks {_count(len(marks), 'cell or operator', 'cells or operators')}"
-             f" for recompute ({_listed(marks)})" if marks else ""]
+             f" for recompute ({listed_paths(marks)})" if marks else ""]
     sides = [s for s in sides if s]
     if not sides:
         return MemoryCheck(False, "neither model checkpoints or recomputes: there is no saving to prove")
@@ -1100,12 +1108,6 @@ def memory_check(memory, ms_mode: str, reruns, ms_model) -> MemoryCheck:
 
 def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
-
-
-def _listed(names, at_most: int = 3) -> str:
-    names = sorted((n or LOCALISE_ROOT for n in names),
-                   key=lambda n: [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in n.split(".")])
-    return ", ".join(names[:at_most]) + (f", ... {len(names) - at_most} more" if len(names) > at_most else "")
 
 
 class References(NamedTuple):
@@ -1345,9 +1347,9 @@ def judge_pair(runs: PairRuns, *, rtol: Tolerance = None, atol: Tolerance = None
         report.rows.append(row)
         report.meta["memory"] = {**runs.kept, "without_recompute": dict(plain), "measure": MEASURE,
                                  "why": runs.memory_reason}
-        if runs.regions is not None and runs.regions[0]:
-            report.rows.append(regions_row(*runs.regions))
-            report.meta["memory"]["regions_not_recomputed"] = list(runs.regions[1])
+        if runs.regions is not None and runs.regions.recomputed:
+            report.rows.append(regions_row(runs.regions))
+            report.meta["memory"]["regions_not_recomputed"] = list(runs.regions.lost)
     elif runs.memory_reason:
         report.meta["memory"] = {"skipped": runs.memory_reason}
     _unpaired_by_design(report, transfer)

@@ -233,6 +233,14 @@ def pair_paths(torch_paths, ms_cells: Mapping[str, Any], name_map: Mapping[str, 
     return pairs
 
 
+def listed_paths(paths, at_most: int = 3) -> str:
+    """Module paths for a message, in model order (layers.2 before layers.10), the first ``at_most`` and how many
+    more; the model itself as ROOT."""
+    paths = sorted((p or ROOT for p in paths),
+                   key=lambda p: [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in p.split(".")])
+    return ", ".join(paths[:at_most]) + (f", ... {len(paths) - at_most} more" if len(paths) > at_most else "")
+
+
 def _owner(param_name: str) -> str:
     return param_name.rsplit(".", 1)[0] if "." in param_name else ""
 
@@ -352,10 +360,9 @@ class Localisation:
                      f"first divergence, going back: {self.backward.describe()}" if self.backward else
                      "first divergence, going back: none (every paired input gradient agrees)"]
         if self.uncalled:
-            listed = ", ".join(self.uncalled[:3]) + (f", ... {len(self.uncalled) - 3} more"
-                                                     if len(self.uncalled) > 3 else "")
-            found.insert(0, f"never called by MindSpore: {listed} -- torch calls {'it' if len(self.uncalled) == 1 else 'them'}"
-                            "; the port uses its weights another way, or not at all")
+            them = "it" if len(self.uncalled) == 1 else "them"
+            found.insert(0, f"never called by MindSpore: {listed_paths(self.uncalled)} -- torch calls {them}; the "
+                            "port uses its weights another way, or not at all")
         if self.memory is not None:
             found.append(f"memory kept for backward, most beyond torch's: {self.memory.describe()}")
         return found + ([f"  ({self.note})"] if self.note else [])

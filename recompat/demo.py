@@ -258,20 +258,29 @@ def _class_verdicts(translation: dict, src: Path) -> dict[tuple[str, str], dict]
             if (rel := _in_project(v["path"], src)) is not None}
 
 
+def _torch_model(example, train):
+    """The example's torch model as the demo runs it: seeded, checkpointing on, in training mode."""
+    import torch
+
+    torch.manual_seed(SEED)
+    return example.build(train.tinynets, True, DROPOUT).train()
+
+
+def _translated_model(example, translated):
+    """The same model built from the translation, seeded (check_model checks it is a Cell before it trains it)."""
+    import mindspore
+
+    mindspore.set_seed(SEED)
+    return example.build(translated, True, DROPOUT)
+
+
 def _localised(example, train, translated, inputs, report, **run) -> dict:
     """Where a mismatching model's two runs first part (compat.compare.localise_pair), on the pair built again as
     check_model builds it. The verdict stands without it: a rerun that raises says why, never raises."""
-    import mindspore
-    import torch
-
     from recompat.compat.compare import localise_pair
 
     try:
-        torch.manual_seed(SEED)
-        tmodel = example.build(train.tinynets, True, DROPOUT)
-        tmodel.train()
-        mindspore.set_seed(SEED)
-        cell = example.build(translated, True, DROPOUT)
+        tmodel, cell = _torch_model(example, train), _translated_model(example, translated)
         cell.set_train(True)
         memory = any(r.kind == "memory" and not r.passed for r in report.rows)
         with warnings.catch_warnings():
@@ -294,15 +303,11 @@ def _train(example, train, translated, settings: Settings) -> dict:
     """settings.train_steps steps of SGD on the mean squared error on both sides, from the same weights, one batch per step
     (the example's batches for seeds SEED, SEED + 1, ...); the MindSpore optimizer and loss come from
     mappings/training.yaml. What the report shows of it."""
-    import mindspore
     import torch
 
     from recompat.compat.training import compare_training
 
-    torch.manual_seed(SEED)
-    tmodel = example.build(train.tinynets, True, DROPOUT)
-    mindspore.set_seed(SEED)
-    cell = example.build(translated, True, DROPOUT)
+    tmodel, cell = _torch_model(example, train), _translated_model(example, translated)
     batches = []
     for k in range(settings.train_steps):
         inputs, target = example.batch(SEED + k)
@@ -335,9 +340,7 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
     roots = [settings.dest, settings.src]
     stage = "torch"
     try:
-        torch.manual_seed(SEED)
-        tmodel = example.build(train.tinynets, True, DROPOUT)
-        tmodel.train()
+        tmodel = _torch_model(example, train)
         inputs = [t.numpy() for t in example.batch(SEED)[0]]
         res.files = project_files(tmodel, settings.src)
         left = [(rel, why) for rel in res.files for why in blocked.get(rel, ())]   # in file and line order
@@ -354,8 +357,7 @@ def check_model(example, train, translated: Translated, settings: Settings, bloc
             return res
         res.translated = True
         stage = "build"
-        mindspore.set_seed(SEED)
-        cell = example.build(translated, True, DROPOUT)
+        cell = _translated_model(example, translated)
         if not isinstance(cell, mindspore.nn.Cell):
             kind = "a torch.nn.Module" if isinstance(cell, torch.nn.Module) else f"a {type(cell).__qualname__}"
             exc = TypeError(f"the translated {type(cell).__name__} is {kind}, not a MindSpore Cell: its file still "

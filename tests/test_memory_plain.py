@@ -101,16 +101,13 @@ def test_every_mindspore_mark_runs_plain_while_checkpointing_is_off_and_is_back_
     assert mindspore_marks(model) == (["layers.0", "layers.1", "layers.2"] if marks == "cell" else [])
 
 
-def _pair(lost=()):
-    """A BatchNorm-GELU head (MindSpore's ops keep more for backward there) and BLOCKS checkpointed blocks; the
-    MindSpore twin marks each block but those in ``lost``."""
+def _pair(lost=(), heads: int = 2, blocks: int = BLOCKS, passes: int = 2):
+    """``heads`` BatchNorm-GELU layers (MindSpore's ops keep more for backward there) and ``blocks`` checkpointed
+    blocks, each applying its Dense and a tanh ``passes`` times; the MindSpore twin marks each block but those in
+    ``lost``."""
     import torch
     from mindspore import nn, ops
     from torch.utils.checkpoint import checkpoint
-
-    def torch_head():
-        return [m for _ in range(2) for m in (torch.nn.Linear(WIDTH, WIDTH), torch.nn.BatchNorm1d(WIDTH),
-                                              torch.nn.GELU())]
 
     class TorchBlock(torch.nn.Module):
         def __init__(self):
@@ -118,13 +115,16 @@ def _pair(lost=()):
             self.fc = torch.nn.Linear(WIDTH, WIDTH)
 
         def forward(self, x):
-            return torch.tanh(self.fc(torch.tanh(self.fc(x))))
+            for _ in range(passes):
+                x = torch.tanh(self.fc(x))
+            return x
 
     class TorchNet(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.head = torch.nn.Sequential(*torch_head())
-            self.blocks = torch.nn.ModuleList([TorchBlock() for _ in range(BLOCKS)])
+            self.head = torch.nn.Sequential(*[m for _ in range(heads) for m in (
+                torch.nn.Linear(WIDTH, WIDTH), torch.nn.BatchNorm1d(WIDTH), torch.nn.GELU())])
+            self.blocks = torch.nn.ModuleList([TorchBlock() for _ in range(blocks)])
 
         def forward(self, x):
             x = self.head(x)
@@ -138,14 +138,16 @@ def _pair(lost=()):
             self.fc = nn.Dense(WIDTH, WIDTH)
 
         def construct(self, x):
-            return ops.tanh(self.fc(ops.tanh(self.fc(x))))
+            for _ in range(passes):
+                x = ops.tanh(self.fc(x))
+            return x
 
     class MsNet(nn.Cell):
         def __init__(self):
             super().__init__()
-            self.head = nn.SequentialCell(*[m for _ in range(2) for m in (
+            self.head = nn.SequentialCell(*[m for _ in range(heads) for m in (
                 nn.Dense(WIDTH, WIDTH), nn.BatchNorm1d(WIDTH, momentum=0.9), nn.GELU(approximate=False))])
-            self.blocks = nn.CellList([MsBlock() for _ in range(BLOCKS)])
+            self.blocks = nn.CellList([MsBlock() for _ in range(blocks)])
             for i, block in enumerate(self.blocks):
                 if i not in lost:
                     block.recompute()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from test_localise import DEPTH, ms_stack, torch_stack, x_batch
-from test_memory_plain import WIDTH
+from test_memory_plain import WIDTH, _pair
 
 pytestmark = pytest.mark.runtime
 
@@ -65,59 +65,7 @@ def test_mindsporereruns_sees_what_each_form_recomputes_in_backward(form):
 def _heavy_head_pair(lost=()):
     """Three BatchNorm-GELU layers before four small checkpointed blocks: one block's bytes are little beside the
     head's, so a lost mark hides in the whole model's figures."""
-    import torch
-    from mindspore import nn, ops
-    from torch.utils.checkpoint import checkpoint
-
-    class TorchBlock(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc = torch.nn.Linear(WIDTH, WIDTH)
-
-        def forward(self, x):
-            return torch.tanh(self.fc(x))
-
-    class TorchNet(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.head = torch.nn.Sequential(*[m for _ in range(3) for m in (
-                torch.nn.Linear(WIDTH, WIDTH), torch.nn.BatchNorm1d(WIDTH), torch.nn.GELU())])
-            self.blocks = torch.nn.ModuleList([TorchBlock() for _ in range(4)])
-
-        def forward(self, x):
-            x = self.head(x)
-            for block in self.blocks:
-                x = checkpoint(block, x, use_reentrant=False)
-            return x
-
-    class MsBlock(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.fc = nn.Dense(WIDTH, WIDTH)
-
-        def construct(self, x):
-            return ops.tanh(self.fc(x))
-
-    class MsNet(nn.Cell):
-        def __init__(self):
-            super().__init__()
-            self.head = nn.SequentialCell(*[m for _ in range(3) for m in (
-                nn.Dense(WIDTH, WIDTH), nn.BatchNorm1d(WIDTH, momentum=0.9), nn.GELU(approximate=False))])
-            self.blocks = nn.CellList([MsBlock() for _ in range(4)])
-            for i, block in enumerate(self.blocks):
-                if i not in lost:
-                    block.recompute()
-
-        def construct(self, x):
-            x = self.head(x)
-            for block in self.blocks:
-                x = block(x)
-            return x
-
-    torch.manual_seed(0)
-    net = MsNet()
-    net.set_train(True)
-    return TorchNet(), net
+    return _pair(lost, heads=3, blocks=4, passes=1)
 
 
 def test_a_small_lost_region_fails_by_name_where_the_bytes_pass():
@@ -156,7 +104,7 @@ def test_a_mark_around_or_inside_the_region_is_no_loss_and_an_unpaired_region_is
 
 
 def test_a_region_is_judged_by_the_modules_inside_it_and_one_with_none_is_counted_not_judged():
-    from recompat.compat.compare import regions_row
+    from recompat.compat.compare import Regions, regions_row
     from recompat.compat.memory import judged_regions, unrecomputed
 
     # checkpoint_wrapper: torch reruns the wrapped module, which has no MindSpore cell; its layers do
@@ -165,7 +113,7 @@ def test_a_region_is_judged_by_the_modules_inside_it_and_one_with_none_is_counte
               "blocks.1._checkpoint_wrapped_module.fc"}
     assert judged_regions(regions, paired) == regions
     assert unrecomputed(regions, {"blocks.0"}, paired) == ["blocks.1._checkpoint_wrapped_module"]
-    row = regions_row(regions + ["act"], unrecomputed(regions + ["act"], {"blocks.0", "blocks.1"}, paired), 1)
+    row = regions_row(Regions(regions + ["act"], unrecomputed(regions + ["act"], {"blocks.0", "blocks.1"}, paired), 1))
     assert row.passed and row.message == (
         "torch recomputes 3 regions in backward (1 with no MindSpore cell to pair, not judged: a module the port "
         "calls as a function); MindSpore recomputes at, inside or around each judged one")
